@@ -1,0 +1,51 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { defineRoute } from '../../http/route.js';
+import type { Services } from '../../services.js';
+import { sessionCookie } from '../shared/accounts.handlers.js';
+import { loginParams, logoutParams } from '../shared/accounts.params.js';
+import { summariesRoute, usersRoutes } from '../shared/users.routes.js';
+
+/** Section 4.1 as the older version shapes it (spec 9.3): login {User_Id, Hash}, check answers the token. */
+export function accountsRoutes(app: FastifyInstance, services: Services, options: { loginPerMinute: number }) {
+  defineRoute(app, {
+    method: 'POST',
+    url: '/sessions.php',
+    auth: 'public',
+    perMinute: options.loginPerMinute,
+    summary: 'Log in; answers [{User_Id, Hash}]',
+    params: loginParams,
+    async handler({ params, request, reply }) {
+      const { token, user } = await services.sessions.login(params.email, params.password, { ip: request.ip, requestId: request.id });
+      sessionCookie(reply, token);
+      return [{ User_Id: String(user.id), Hash: token }];
+    },
+  });
+
+  defineRoute(app, {
+    method: 'GET',
+    url: '/sessions.php',
+    auth: 'session',
+    summary: 'Check a session; answers the session token',
+    params: z.object({}),
+    async handler({ caller }) {
+      return caller.token;
+    },
+  });
+
+  defineRoute(app, {
+    method: 'DELETE',
+    url: '/session.php',
+    auth: 'session',
+    summary: 'Log out (user_id and session in the query)',
+    params: logoutParams,
+    async handler({ params, caller, reply }) {
+      await services.sessions.logout(caller, params.user_id);
+      reply.clearCookie('session', { path: '/' });
+      return 'success';
+    },
+  });
+
+  usersRoutes(app, services, options);
+  summariesRoute(app, services, 'older');
+}

@@ -1,0 +1,99 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { defineRoute } from '../../http/route.js';
+import type { Services } from '../../services.js';
+import { changePassword } from './accounts.handlers.js';
+import { listUsersParams, passwordChangeParams, patchUserParams, recoveryParams, registerParams } from './accounts.params.js';
+import { summaryRecord, userRecord } from './accounts.shapes.js';
+
+/** Passwords and users (4.1): the same wire contract in both versions. */
+export function usersRoutes(app: FastifyInstance, services: Services, options: { loginPerMinute: number }) {
+  defineRoute(app, {
+    method: 'POST',
+    url: '/passwords.php',
+    auth: 'public',
+    perMinute: options.loginPerMinute,
+    summary: 'Start password recovery (answers success whether or not the e-mail is known)',
+    params: recoveryParams,
+    async handler({ params }) {
+      await services.passwords.requestRecovery(params.email);
+      return 'success';
+    },
+  });
+
+  defineRoute(app, {
+    method: 'PUT',
+    url: '/passwords.php',
+    auth: 'optional',
+    perMinute: options.loginPerMinute,
+    summary: 'Change the password with a recovery token, or with a session and current_password',
+    params: passwordChangeParams,
+    async handler({ params, caller }) {
+      await changePassword(services, caller, params);
+      return 'success';
+    },
+  });
+
+  defineRoute(app, {
+    method: 'GET',
+    url: '/users.php',
+    auth: 'session',
+    summary: 'Users: everyone matching for administrators, only yourself otherwise',
+    params: listUsersParams,
+    async handler({ params, caller }) {
+      const rows = await services.users.list(caller, {
+        email: params.email,
+        search: params.search,
+        role: params.role,
+        enabled: params.enabled === undefined ? undefined : params.enabled === 1,
+      });
+      return rows.map(userRecord);
+    },
+  });
+
+  defineRoute(app, {
+    method: 'POST',
+    url: '/users.php',
+    auth: 'public',
+    perMinute: options.loginPerMinute,
+    summary: 'Register a consumer',
+    params: registerParams,
+    async handler({ params }) {
+      await services.users.register({ ...params, phone: params.phonenumber });
+      return 'success';
+    },
+  });
+
+  defineRoute(app, {
+    method: 'PATCH',
+    url: '/users.php',
+    auth: 'session',
+    summary: 'Modify a user (administrators: anyone, with user_id; others: themselves)',
+    params: patchUserParams,
+    async handler({ params, caller }) {
+      await services.users.patch(caller, params.user_id, {
+        name: params.name,
+        lastname: params.lastname,
+        phone: params.phone,
+        role: params.role,
+        enabled: params.enabled === undefined ? undefined : params.enabled === 1,
+      });
+      return 'success';
+    },
+  });
+
+}
+
+/** GET /summaries: the older version has no `users` property. */
+export function summariesRoute(app: FastifyInstance, services: Services, version: 'current' | 'older') {
+  defineRoute(app, {
+    method: 'GET',
+    url: '/summaries.php',
+    auth: 'session',
+    summary: 'Counts for the dashboard',
+    params: z.object({}),
+    async handler({ caller }) {
+      return summaryRecord(await services.summaries.forCaller(caller), version);
+    },
+  });
+}

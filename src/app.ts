@@ -1,0 +1,119 @@
+import cookie from '@fastify/cookie';
+import cors from '@fastify/cors';
+import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import { parse as parseQuery } from 'node:querystring';
+import type { Config } from './config.js';
+import { Errors } from './domain/errors.js';
+import { registerErrorHandling } from './http/errors.js';
+import { loggerOptions, redactingChild } from './http/logging.js';
+import type { Logger } from 'pino';
+import { multipartFieldsAsBody } from './http/multipart-fields.js';
+import { registerVersions, VERSION_PREFIXES } from './http/version-router.js';
+import type { Services } from './services.js';
+
+export interface AppOptions {
+  config: Config;
+  services: Services;
+  /** A ready pino logger (tests capture lines with it); otherwise one is made from LOG_LEVEL. */
+  logger?: Logger;
+}
+
+/**
+ * The HTTP application as a function of its dependencies; server.ts and the tests both build it.
+ */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { config, services } = options;
+  const app = Fastify({
+    ...(options.logger ? { loggerInstance: redactingChild(options.logger) } : { logger: loggerOptions(config.logLevel) }),
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w-]{1,64}$/.test(given) ? given : randomUUID();
+    },
+    trustProxy: true,
+    bodyLimit: 10 * 1024 * 1024,
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+  });
+
+  // We validate parameters ourselves (merged from every source); route schemas only feed OpenAPI.
+  app.setValidatorCompiler(() => (data: unknown) => ({ value: data }));
+
+  app.decorateRequest('caller', null);
+  app.decorate('authenticate', (token: string | undefined) => services.sessions.authenticate(token));
+
+  registerErrorHandling(app, { maxUploadMb: Math.round(config.maxUploadBytes / 1024 / 1024) });
+
+  // Every route under a version prefix declares who may call it.
+  app.addHook('onRoute', (route) => {
+    if (VERSION_PREFIXES.some((prefix) => route.url.startsWith(prefix)) && !route.config?.auth) {
+      throw new Error(`Route ${String(route.method)} ${route.url} declares no auth scope`);
+    }
+  });
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await app.register(cookie);
+  await app.register(cors, {
+    origin: config.corsOrigins && config.corsOrigins.length > 0 ? config.corsOrigins : '*',
+    credentials: Boolean(config.corsOrigins && config.corsOrigins.length > 0),
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    exposedHeaders: ['x-request-id', 'retry-after'],
+    maxAge: 600,
+  });
+  await app.register(formbody);
+  await app.register(multipart, {
+    limits: { fileSize: config.maxUploadBytes, fields: 200, fieldSize: 1024 * 1024, files: 20 },
+  });
+  await app.register(rateLimit, {
+    global: false,
+    errorResponseBuilder: (_request, context) => Errors.rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
+  });
+
+  // Legacy clients post JSON with odd content types, or nothing at all: be lenient about both.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body).trim();
+    if (text === '') return done(null, {});
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(Errors.invalidParameter('body', 'is not valid JSON'), undefined);
+    }
+  });
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body).trim();
+    if (text.startsWith('{')) {
+      try {
+        return done(null, JSON.parse(text));
+      } catch {
+        return done(Errors.invalidParameter('body', 'is not valid JSON'), undefined);
+      }
+    }
+    done(null, parseQuery(text));
+  });
+
+  app.addHook('preHandler', multipartFieldsAsBody);
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Model Training and Chat Service', version: '202203010900' },
+      components: {
+        securitySchemes: {
+          session: { type: 'apiKey', in: 'query', name: 'session' },
+          bearer: { type: 'http', scheme: 'bearer' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  await registerVersions(app, services, { loginPerMinute: config.rateLimitLogin });
+  return app;
+}

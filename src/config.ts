@@ -1,0 +1,93 @@
+import { z } from 'zod';
+
+/**
+ * The one place that reads process.env. Every setting is validated at start; a bad value stops the
+ * start with a one-line reason naming the variable.
+ */
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DATABASE_URL: optionalString.pipe(z.string().url().optional()),
+  DATA_DIR: z.string().min(1).default('./data'),
+  ADMIN_EMAIL: optionalString.pipe(z.string().email().optional()),
+  ADMIN_PASSWORD: optionalString,
+  SMTP_URL: optionalString.pipe(z.string().url().optional()),
+  MAIL_FROM: z.string().min(3).default('Model Training Service <no-reply@localhost>'),
+  PUBLIC_URL: z.string().url().default('http://localhost:8080'),
+  SECRET_KEY: optionalString.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
+  /** Sliding session lifetime, in seconds. */
+  SESSION_TTL: z.coerce.number().int().min(60).default(60 * 60 * 24 * 7),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Comma list of allowed browser origins; empty means any origin, without credentials. */
+  CORS_ORIGINS: optionalString,
+  LLM_BASE_URL: z.string().url().default('https://api.openai.com/v1'),
+  LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  LLM_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  MAX_UPLOAD_MB: z.coerce.number().positive().default(200),
+  /** Training threads this process runs; 0 makes an API-only process. */
+  WORKERS: z.coerce.number().int().min(0).max(64).default(1),
+  /** Login / recovery attempts allowed per IP per minute. */
+  RATE_LIMIT_LOGIN: z.coerce.number().int().min(1).default(20),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  adminEmail: string | undefined;
+  adminPassword: string | undefined;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  publicUrl: string;
+  secretKey: string | undefined;
+  sessionTtlSeconds: number;
+  logLevel: Env['LOG_LEVEL'];
+  corsOrigins: string[] | undefined;
+  llmBaseUrl: string;
+  llmModel: string;
+  llmTimeoutMs: number;
+  maxUploadBytes: number;
+  workers: number;
+  rateLimitLogin: number;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const name = issue?.path.join('.') ?? 'environment';
+    throw new ConfigError(`Invalid configuration: ${name}: ${issue?.message ?? 'invalid value'}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    adminEmail: e.ADMIN_EMAIL,
+    adminPassword: e.ADMIN_PASSWORD,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
+    publicUrl: e.PUBLIC_URL.replace(/\/+$/, ''),
+    secretKey: e.SECRET_KEY,
+    sessionTtlSeconds: e.SESSION_TTL,
+    logLevel: e.LOG_LEVEL,
+    corsOrigins: e.CORS_ORIGINS?.split(',').map((o) => o.trim()).filter(Boolean),
+    llmBaseUrl: e.LLM_BASE_URL,
+    llmModel: e.LLM_MODEL,
+    llmTimeoutMs: e.LLM_TIMEOUT_MS,
+    maxUploadBytes: Math.round(e.MAX_UPLOAD_MB * 1024 * 1024),
+    workers: e.WORKERS,
+    rateLimitLogin: e.RATE_LIMIT_LOGIN,
+  };
+}

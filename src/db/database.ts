@@ -1,0 +1,85 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { PGliteDialect } from './pglite-dialect.js';
+import type { Database } from './schema.js';
+
+export type DatabaseKind = 'postgres' | 'pglite';
+
+/**
+ * An open database: the Kysely handle plus what only the raw driver can do (multi-statement scripts
+ * for migrations, COPY for ingest). Both kinds parse int8 and numeric as JS numbers so that counts and
+ * ids look the same whichever database runs.
+ */
+export interface DatabaseHandle {
+  readonly kind: DatabaseKind;
+  readonly db: Kysely<Database>;
+  /** Runs a multi-statement SQL script without parameters (migrations). */
+  execScript(sqlText: string): Promise<void>;
+  /** The pg pool (postgres kind only), for COPY streams and LISTEN. */
+  readonly pool: pg.Pool | undefined;
+  /** The PGlite instance (pglite kind only). */
+  readonly pglite: PGlite | undefined;
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+const toNumber = (value: string) => Number(value);
+
+const numberParsingTypes = ((oid: number, format?: 'text' | 'binary'): unknown =>
+  oid === INT8_OID || oid === NUMERIC_OID ? toNumber : (pg.types.getTypeParser(oid, format ?? 'text') as unknown)) as typeof pg.types.getTypeParser;
+
+export function openPostgres(connectionString: string, options: { max?: number } = {}): DatabaseHandle {
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.max ?? 10,
+    types: { getTypeParser: numberParsingTypes },
+  });
+  // An idle client losing its server (restart) must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    kind: 'postgres',
+    db,
+    pool,
+    pglite: undefined,
+    async execScript(sqlText) {
+      await pool.query(sqlText);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+export async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob } = {}): Promise<DatabaseHandle> {
+  if (options.dataDir) await mkdir(path.resolve(options.dataDir), { recursive: true });
+  const pglite = await PGlite.create({
+    dataDir: options.dataDir,
+    loadDataDir: options.loadDataDir,
+    parsers: { [INT8_OID]: toNumber, [NUMERIC_OID]: toNumber },
+  });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return {
+    kind: 'pglite',
+    db,
+    pool: undefined,
+    pglite,
+    async execScript(sqlText) {
+      await pglite.exec(sqlText);
+    },
+    async close() {
+      await db.destroy();
+      if (!pglite.closed) await pglite.close();
+    },
+  };
+}
+
+/** DATABASE_URL set: that Postgres; unset: embedded PGlite stored under DATA_DIR/pgdata. */
+export async function openDatabase(config: { databaseUrl: string | undefined; dataDir: string }): Promise<DatabaseHandle> {
+  if (config.databaseUrl) return openPostgres(config.databaseUrl);
+  return openPGlite({ dataDir: path.join(config.dataDir, 'pgdata') });
+}

@@ -1,0 +1,15 @@
+import type { AccountsTables } from './tables/accounts.js';
+
+/**
+ * The whole schema as Kysely sees it: one interface per area under ./tables, merged here. Each area's
+ * tables are written by hand beside its migration; test/schema.test.ts checks them against the
+ * migrated database.
+ */
+export interface SchemaMigrationsTable {
+  name: string;
+  applied_at: Date;
+}
+
+export interface Database extends AccountsTables {
+  schema_migrations: SchemaMigrationsTable;
+}

@@ -1,0 +1,115 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+
+export interface ActiveSession {
+  session_id: number;
+  expires_at: Date;
+  last_seen_at: Date;
+  user_id: number;
+  role: 'admin' | 'consumer';
+  name: string;
+  lastname: string;
+  email: string;
+  client_id: number | null;
+}
+
+export function createSessionsRepository(db: Kysely<Database>) {
+  return {
+    async create(userId: number, tokenHash: string, expiresAt: Date): Promise<number> {
+      const row = await db
+        .insertInto('sessions')
+        .values({ user_id: userId, token_hash: tokenHash, expires_at: expiresAt, ended_at: null })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return row.id;
+    },
+
+    /** The hot path of every authenticated call: one indexed lookup joined to an enabled user. */
+    async findActiveByTokenHash(tokenHash: string, now: Date): Promise<ActiveSession | undefined> {
+      return db
+        .selectFrom('sessions as s')
+        .innerJoin('users as u', 'u.id', 's.user_id')
+        .select([
+          's.id as session_id',
+          's.expires_at',
+          's.last_seen_at',
+          'u.id as user_id',
+          'u.role',
+          'u.name',
+          'u.lastname',
+          'u.email',
+          'u.client_id',
+        ])
+        .where('s.token_hash', '=', tokenHash)
+        .where('s.ended_at', 'is', null)
+        .where('s.expires_at', '>', now)
+        .where('u.is_enabled', '=', true)
+        .executeTakeFirst();
+    },
+
+    async extend(sessionId: number, now: Date, expiresAt: Date): Promise<void> {
+      await db
+        .updateTable('sessions')
+        .set({ last_seen_at: now, expires_at: expiresAt })
+        .where('id', '=', sessionId)
+        .execute();
+    },
+
+    async end(sessionId: number, now: Date): Promise<void> {
+      await db.updateTable('sessions').set({ ended_at: now }).where('id', '=', sessionId).execute();
+    },
+
+    async endAllForUser(userId: number, now: Date, exceptSessionId?: number): Promise<void> {
+      let query = db
+        .updateTable('sessions')
+        .set({ ended_at: now })
+        .where('user_id', '=', userId)
+        .where('ended_at', 'is', null);
+      if (exceptSessionId !== undefined) query = query.where('id', '<>', exceptSessionId);
+      await query.execute();
+    },
+  };
+}
+
+export type SessionsRepository = ReturnType<typeof createSessionsRepository>;
+
+export function createPasswordTokensRepository(db: Kysely<Database>) {
+  return {
+    async create(userId: number, tokenHash: string, expiresAt: Date): Promise<void> {
+      await db.insertInto('password_tokens').values({ user_id: userId, token_hash: tokenHash, expires_at: expiresAt, used_at: null }).execute();
+    },
+    /** Marks the token used and answers its user, only if it was unused and unexpired (single use). */
+    async consume(tokenHash: string, now: Date): Promise<number | undefined> {
+      const row = await db
+        .updateTable('password_tokens')
+        .set({ used_at: now })
+        .where('token_hash', '=', tokenHash)
+        .where('used_at', 'is', null)
+        .where('expires_at', '>', now)
+        .returning('user_id')
+        .executeTakeFirst();
+      return row?.user_id;
+    },
+  };
+}
+
+export function createAuthAttemptsRepository(db: Kysely<Database>) {
+  return {
+    async record(kind: 'login' | 'recovery', subject: string): Promise<void> {
+      await db.insertInto('auth_attempts').values({ kind, subject }).execute();
+    },
+    async countSince(kind: 'login' | 'recovery', subject: string, since: Date): Promise<number> {
+      const row = await db
+        .selectFrom('auth_attempts')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('kind', '=', kind)
+        .where('subject', '=', subject)
+        .where('created_at', '>', since)
+        .executeTakeFirstOrThrow();
+      return row.n;
+    },
+    async clear(kind: 'login' | 'recovery', subject: string): Promise<void> {
+      await db.deleteFrom('auth_attempts').where('kind', '=', kind).where('subject', '=', subject).execute();
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { AppError, Errors, isAppError } from '../domain/errors.js';
+import { failure } from './envelope.js';
+
+/** Codes of connection-level database failures (server restart, refused, terminated). */
+const DATABASE_DOWN = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
+
+function isDatabaseDown(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  if (e?.code && DATABASE_DOWN.has(e.code)) return true;
+  const message = e?.message ?? '';
+  return /Connection terminated|connection timeout|Client has encountered a connection error|terminating connection/i.test(message);
+}
+
+/**
+ * Turns any thrown value into an AppError for the envelope. Client mistakes Fastify itself detects
+ * (malformed JSON, unsupported content type, body too large) become application errors too: a legacy
+ * client must never see a non-2xx reply for bad input.
+ */
+export function toAppError(error: unknown, maxUploadMb: number): AppError | undefined {
+  if (isAppError(error)) return error;
+  const fe = error as Partial<FastifyError> & { code?: string };
+  if (fe.code === 'FST_REQ_FILE_TOO_LARGE' || fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || fe.statusCode === 413) {
+    return new AppError('upload_too_large', `Invalid upload: the request exceeds the maximum size of ${maxUploadMb} MB`);
+  }
+  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return new AppError('invalid_parameter', `Unsupported content type '${String(fe.message).split(': ').pop()}'; send a form, multipart/form-data or JSON`);
+  }
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return new AppError('invalid_parameter', `Invalid request: ${fe.message ?? 'malformed request'}`);
+  }
+  if (isDatabaseDown(error)) return Errors.unavailable('the database cannot be reached; try again shortly');
+  return undefined;
+}
+
+export function registerErrorHandling(app: FastifyInstance, options: { maxUploadMb: number }): void {
+  app.setErrorHandler((error, request, reply) => {
+    const appError = toAppError(error, options.maxUploadMb);
+    if (appError) {
+      request.log.info({ code: appError.code, reason: appError.message }, 'request failed');
+      return reply.code(appError.httpStatus).send(failure(appError.message));
+    }
+    request.log.error({ err: error }, 'unexpected error');
+    return reply.code(500).send(failure(`Internal error; reference ${request.id}`));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? request.url;
+    return reply.code(404).send(failure(Errors.unknownResource(`${request.method} ${path}`).message));
+  });
+}

@@ -1,0 +1,30 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Logger, LoggerOptions } from 'pino';
+
+/** Query and body parameters whose values never reach a log line. */
+const SECRET_PARAMS = /^(session|password|current_password|new_password|new_password_repeat|token|provider_key|hash)$/i;
+
+function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const params = new URLSearchParams(url.slice(q + 1));
+  for (const key of [...params.keys()]) if (SECRET_PARAMS.test(key)) params.set(key, '[redacted]');
+  return `${url.slice(0, q)}?${params.toString()}`;
+}
+
+const serializers = {
+  req(request: { method: string; url: string; ip?: string; id?: string }) {
+    return { method: request.method, url: redactUrl(request.url), ip: request.ip, reqId: request.id };
+  },
+};
+const redact = { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[redacted]' };
+
+/** pino options: request lines without secrets (query values, cookies, Authorization). */
+export function loggerOptions(level: string): LoggerOptions {
+  return { level, redact, serializers };
+}
+
+/** Any logger handed to the app gets the same redaction, whoever built it. */
+export function redactingChild(logger: Logger): FastifyBaseLogger {
+  return logger.child({}, { serializers, redact });
+}

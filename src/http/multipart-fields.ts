@@ -1,0 +1,21 @@
+import type { FastifyRequest } from 'fastify';
+
+/**
+ * For routes that take no file, a multipart body is just a form: its fields become the body so the
+ * one parameter reader sees them. Stray file parts are drained and ignored.
+ */
+export async function multipartFieldsAsBody(request: FastifyRequest): Promise<void> {
+  if (!request.isMultipart() || request.routeOptions.config?.upload) return;
+  const fields: Record<string, string> = {};
+  for await (const part of request.parts()) {
+    if (part.type === 'file') {
+      part.file.resume();
+      await new Promise<void>((resolve) => part.file.once('end', resolve));
+      continue;
+    }
+    const value: unknown = part.value;
+    if (typeof value === 'string') fields[part.fieldname] = value;
+    else if (typeof value === 'number' || typeof value === 'boolean') fields[part.fieldname] = String(value);
+  }
+  request.body = fields;
+}

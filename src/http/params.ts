@@ -1,0 +1,118 @@
+import type { FastifyRequest } from 'fastify';
+import { IANAZone } from 'luxon';
+import { z } from 'zod';
+import { Errors } from '../domain/errors.js';
+
+/**
+ * The one parameter reader. Legacy clients send the same parameter in the query string, an
+ * urlencoded or multipart body, or JSON; like PHP's $_REQUEST, body values win over the query.
+ * A repeated parameter keeps its last value, as PHP does.
+ */
+export function collectParams(request: FastifyRequest): Record<string, unknown> {
+  const merged: Record<string, unknown> = {};
+  const add = (source: unknown) => {
+    if (!source || typeof source !== 'object' || Array.isArray(source) || Buffer.isBuffer(source)) return;
+    for (const [key, value] of Object.entries(source as Record<string, unknown>)) {
+      merged[key] = Array.isArray(value) && !key.endsWith('[]') ? value[value.length - 1] : value;
+    }
+  };
+  add(request.query);
+  add(request.body);
+  return merged;
+}
+
+/** Validates the merged parameters with a zod schema; the first problem becomes a clear error. */
+export function parseParams<S extends z.ZodType>(schema: S, params: Record<string, unknown>): z.infer<S> {
+  const result = schema.safeParse(params);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const name = issue.path.length > 0 ? issue.path.map(String).join('.') : 'parameters';
+  const given = issue.path.length > 0 ? params[String(issue.path[0])] : params;
+  if (given === undefined || given === null || given === '') throw Errors.missingParameter(name);
+  if (issue.code === 'custom' && name === 'tz') throw Errors.invalidTimezone(typeof given === 'string' ? given : JSON.stringify(given));
+  throw Errors.invalidParameter(name, issue.message);
+}
+
+const blankToUndefined = (value: unknown) =>
+  value === '' || value === null || (typeof value === 'string' && value.trim() === '') ? undefined : value;
+
+const toNumberLike = (value: unknown) => {
+  const v = blankToUndefined(value);
+  if (typeof v === 'string') {
+    const trimmed = v.trim();
+    return /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(trimmed) ? Number(trimmed) : v;
+  }
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  return v;
+};
+
+/**
+ * Wire-parameter builders. Everything arrives as text from forms and query strings, so numbers are
+ * coerced from numeric strings; an empty value counts as absent (legacy forms post empty fields).
+ */
+export const p = {
+  int: () =>
+    z.preprocess(
+      toNumberLike,
+      z.number({ error: 'must be an integer' }).int({ error: 'must be an integer' }).min(-2_147_483_648).max(2_147_483_647, { error: 'is too large' }),
+    ),
+  id: () =>
+    z.preprocess(
+      toNumberLike,
+      z.number({ error: 'must be a positive integer id' }).int({ error: 'must be a positive integer id' }).min(1, { error: 'must be a positive integer id' }).max(2_147_483_647, { error: 'is too large' }),
+    ),
+  number: () => z.preprocess(toNumberLike, z.number({ error: 'must be a number' }).finite()),
+  /** A string; numbers are accepted and turned into text. */
+  string: (max = 10_000) =>
+    z.preprocess(
+      (v) => {
+        const b = blankToUndefined(v);
+        return typeof b === 'number' || typeof b === 'boolean' ? String(b) : b;
+      },
+      z.string({ error: 'must be a string' }).max(max, { error: `must be at most ${max} characters` }),
+    ),
+  /** A string that may legitimately be empty (e.g. clearing a name). */
+  text: (max = 10_000) =>
+    z.preprocess(
+      (v) => (typeof v === 'number' ? String(v) : v === null ? undefined : v),
+      z.string({ error: 'must be a string' }).max(max, { error: `must be at most ${max} characters` }),
+    ),
+  /** 0/1 flags as legacy forms send them. */
+  flag: () =>
+    z.preprocess(
+      (v) => {
+        const n = toNumberLike(v);
+        if (n === 'true') return 1;
+        if (n === 'false') return 0;
+        return n;
+      },
+      z.union([z.literal(0), z.literal(1)], { error: 'must be 0 or 1' }),
+    ),
+  /** A standard IANA time zone (Area/City), checked with luxon. */
+  tz: () =>
+    z.preprocess(
+      blankToUndefined,
+      z.string({ error: 'is required' }).refine((zone) => IANAZone.isValidZone(zone), { error: 'is not a known time zone' }),
+    ),
+  /** `Y-m-d H:i:s` or `Y-m-d` as the spec's filters use. */
+  date: () =>
+    z.preprocess(
+      blankToUndefined,
+      z.string().regex(/^\d{4}-\d{2}-\d{2}( \d{2}:\d{2}(:\d{2})?)?$/, { error: "must be a date as 'YYYY-MM-DD HH:MM:SS'" }),
+    ),
+  email: () => z.preprocess(blankToUndefined, z.string().trim().max(254).email({ error: 'must be an e-mail address' })),
+  /** Comma-separated ids ("1,2,3"). */
+  idList: () =>
+    z.preprocess(
+      (v) => {
+        const b = blankToUndefined(v);
+        if (typeof b === 'number') return [b];
+        if (typeof b !== 'string') return b;
+        return b.split(',').map((s) => s.trim()).filter(Boolean).map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+      },
+      z.array(z.number({ error: 'must be a comma-separated list of ids' }).int().min(1)).min(1).max(1000),
+    ),
+};
+
+/** A schema of one `tz` parameter, the most common requirement. */
+export const withTz = { tz: p.tz() };

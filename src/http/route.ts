@@ -1,0 +1,112 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import { z } from 'zod';
+import type { Caller } from '../domain/caller.js';
+import { Errors } from '../domain/errors.js';
+import { ok } from './envelope.js';
+import { collectParams, parseParams } from './params.js';
+
+/**
+ * Who may call a route: `public` (no session), `optional` (a session is used when presented and must
+ * then be valid), `session` (any signed-in user), `admin` (administrators only). Every route under a
+ * version prefix must declare one; registration fails otherwise.
+ */
+export type AuthScope = 'public' | 'optional' | 'session' | 'admin';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthScope;
+    /** The handler reads the multipart stream itself (file uploads). */
+    upload?: boolean;
+  }
+  interface FastifyRequest {
+    caller: Caller | null;
+  }
+  interface FastifyInstance {
+    /** The one session guard: resolves the presented session value to its caller. */
+    authenticate(token: string | undefined): Promise<Caller>;
+  }
+}
+
+type CallerFor<A extends AuthScope> = A extends 'session' | 'admin' ? Caller : Caller | null;
+
+export interface RouteContext<P, A extends AuthScope> {
+  params: P;
+  caller: CallerFor<A>;
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
+export interface RouteSpec<S extends z.ZodType, A extends AuthScope> {
+  method: Extract<HTTPMethods, 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'>;
+  /** Resource path inside the version prefix, e.g. `/sessions.php`. */
+  url: string;
+  auth: A;
+  summary: string;
+  params: S;
+  upload?: boolean;
+  /** Per-IP limit (requests per minute) through @fastify/rate-limit, for login-like routes. */
+  perMinute?: number;
+  /** Answers the envelope's `data`; a thrown AppError becomes the error envelope. */
+  handler(ctx: RouteContext<z.infer<S>, A>): Promise<unknown>;
+}
+
+/** The session value from the `session` parameter, a `session` cookie, or `Authorization: Bearer`. */
+export function presentedSession(request: FastifyRequest, params: Record<string, unknown>): string | undefined {
+  const fromParams = params.session;
+  if (typeof fromParams === 'string' && fromParams !== '') return fromParams;
+  const auth = request.headers.authorization;
+  if (auth?.startsWith('Bearer ')) return auth.slice(7).trim() || undefined;
+  const cookie = request.cookies?.session;
+  return cookie || undefined;
+}
+
+/** Applies a route's auth scope; also used by upload handlers once the session field has arrived. */
+export async function guard(request: FastifyRequest, scope: AuthScope, params: Record<string, unknown>): Promise<Caller | null> {
+  if (scope === 'public') return null;
+  const token = presentedSession(request, params);
+  if (scope === 'optional' && token === undefined) return null;
+  const caller = await request.server.authenticate(token);
+  if (scope === 'admin' && caller.role !== 'admin') throw Errors.forbidden();
+  request.caller = caller;
+  return caller;
+}
+
+export function defineRoute<S extends z.ZodType, A extends AuthScope>(app: FastifyInstance, spec: RouteSpec<S, A>): void {
+  const docSchema = toDocSchema(spec.params);
+  const inBody = spec.method !== 'GET';
+  app.route({
+    method: spec.method,
+    url: spec.url,
+    config: {
+      auth: spec.auth,
+      upload: spec.upload ?? false,
+      ...(spec.perMinute ? { rateLimit: { max: spec.perMinute, timeWindow: 60_000 } } : {}),
+    },
+    schema: {
+      summary: spec.summary,
+      ...(inBody ? { body: docSchema } : { querystring: docSchema }),
+    },
+    handler: async (request, reply) => {
+      const raw = collectParams(request);
+      const caller = spec.upload ? null : await guard(request, spec.auth, raw);
+      const params = parseParams(spec.params, raw);
+      const data = await spec.handler({ params, caller: caller as CallerFor<A>, request, reply });
+      if (reply.sent) return reply;
+      return ok(data);
+    },
+  });
+}
+
+/** OpenAPI documentation of a route's parameters, generated from its zod schema. */
+function toDocSchema(schema: z.ZodType): Record<string, unknown> {
+  try {
+    const json = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any', target: 'draft-7' }) as Record<string, unknown>;
+    delete json.$schema;
+    // Everything may also come from the query string or a form; the documented shape is advisory.
+    delete json.required;
+    delete json.additionalProperties;
+    return json;
+  } catch {
+    return { type: 'object' };
+  }
+}

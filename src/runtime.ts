@@ -1,0 +1,71 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.js';
+import { openDatabase, type DatabaseHandle } from './db/database.js';
+import { migrate } from './db/migrator.js';
+import { createScryptHasher } from './domain/accounts/secrets.js';
+import { systemClock } from './domain/ports.js';
+import { createMailer } from './mail/mailer.js';
+import { buildServices, type Services } from './services.js';
+
+export interface Runtime {
+  config: Config;
+  logger: Logger;
+  database: DatabaseHandle;
+  services: Services;
+  secretKey: string;
+  close(): Promise<void>;
+}
+
+/** SECRET_KEY from the environment, or one generated once into DATA_DIR/secret.key and reused. */
+export async function resolveSecretKey(config: Config): Promise<string> {
+  if (config.secretKey) return config.secretKey;
+  const file = path.resolve(config.dataDir, 'secret.key');
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch {
+    await mkdir(path.dirname(file), { recursive: true });
+    const key = randomBytes(32).toString('base64url');
+    await writeFile(file, key, { mode: 0o600 });
+    return key;
+  }
+}
+
+/**
+ * Opens what a process of this service needs (database, migrations, mail, services) the same way for
+ * the API server, the worker and the admin CLI.
+ */
+export async function startRuntime(config: Config, logger = pino({ level: config.logLevel })): Promise<Runtime> {
+  const database = await openDatabase(config);
+  const applied = await migrate(database);
+  if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+  const secretKey = await resolveSecretKey(config);
+  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, logger });
+  const services = buildServices({ config, database, mailer, clock: systemClock, hasher: createScryptHasher(), secretKey });
+  return {
+    config,
+    logger,
+    database,
+    services,
+    secretKey,
+    close: () => database.close(),
+  };
+}
+
+/** ADMIN_EMAIL/ADMIN_PASSWORD create or update that administrator; an empty database gets one anyway. */
+export async function ensureAdministrator(runtime: Runtime): Promise<void> {
+  const { config, services, logger } = runtime;
+  if (config.adminEmail && config.adminPassword) {
+    const { created } = await services.users.ensureAdmin(config.adminEmail, config.adminPassword);
+    logger.info({ email: config.adminEmail }, created ? 'administrator created' : 'administrator updated');
+    return;
+  }
+  if ((await services.users.countAdmins()) > 0) return;
+  const email = config.adminEmail ?? 'admin@localhost';
+  const password = `${randomBytes(12).toString('base64url')}-A1`;
+  await services.users.ensureAdmin(email, password);
+  // Printed once, on the terminal only (not through the logger, whose lines may be shipped elsewhere).
+  process.stdout.write(`\nCreated administrator ${email} with password: ${password}\nChange it with PUT /passwords.\n\n`);
+}

@@ -1,0 +1,91 @@
+/**
+ * predict(): runs a stored TrainedModel on rows. Pure and synchronous (small forward passes), so it is fine
+ * on the main thread; the worker uses the very same function on the serialized model to produce
+ * TrainingResult.forecasts, which is why a JSON round trip of the model reproduces them exactly.
+ */
+import brain from 'brain.js';
+import type { INeuralNetworkJSON } from 'brain.js';
+import {
+  decodeOutputs,
+  encodeInputs,
+  type CellReader,
+  type EncoderState,
+  type OutputValue,
+} from './encoder.js';
+import { TrainingError, type TrainedModel, type TrainingParams } from './types.js';
+import { formatNumber } from './values.js';
+
+export type NetworkLike = { run(input: ArrayLike<number>): ArrayLike<number> };
+
+export function loadNetwork(json: unknown): NetworkLike {
+  const net = new brain.NeuralNetwork();
+  net.fromJSON(json as INeuralNetworkJSON);
+  return net as unknown as NetworkLike;
+}
+
+export function asEncoderState(model: TrainedModel): EncoderState {
+  const encoder = model.encoder as EncoderState | null;
+  if (model.version !== 1 || !encoder || encoder.version !== 1) {
+    throw new TrainingError('invalid_input', 'Unsupported trained model version');
+  }
+  return encoder;
+}
+
+/**
+ * Forecast post-processing for a numeric output, in this order:
+ *  1. margins: v = pred + |pred| * (increaseMargin - decreaseMargin) / 100
+ *  2. noNegatives: v = max(0, v)
+ *  3. rounding to the output's decimals (max decimals seen in that column in the training rows).
+ */
+export function adjustForecast(pred: number, params: TrainingParams): number {
+  const margin = (params.increaseMargin ?? 0) - (params.decreaseMargin ?? 0);
+  let value = pred + (Math.abs(pred) * margin) / 100;
+  if (params.noNegatives && value < 0) value = 0;
+  return value;
+}
+
+/** Raw (unadjusted, unrounded) model outputs for one row. */
+export function runRow(net: NetworkLike, encoder: EncoderState, read: CellReader): OutputValue[] {
+  return decodeOutputs(encoder, net.run(encodeInputs(encoder, read)));
+}
+
+export function runEncoded(net: NetworkLike, encoder: EncoderState, input: Float32Array): OutputValue[] {
+  return decodeOutputs(encoder, net.run(input));
+}
+
+/**
+ * Predicts the output columns of `rows`. Rows are either arrays aligned with `header` or records keyed by
+ * column name. Each result row has every header column (input cells copied, null -> '') plus every output
+ * column, filled with the formatted forecast. Missing/non-numeric input cells are imputed (encoder.ts).
+ */
+export function predict(
+  model: TrainedModel,
+  header: string[],
+  rows: Record<string, string>[] | (string | null)[][],
+): Record<string, string>[] {
+  const encoder = asEncoderState(model);
+  const net = loadNetwork(model.network);
+  const index = new Map<string, number>();
+  header.forEach((name, i) => {
+    if (!index.has(name)) index.set(name, i);
+  });
+  return rows.map((row) => {
+    const read: CellReader = Array.isArray(row)
+      ? (column) => {
+          const i = index.get(column);
+          return i === undefined ? undefined : row[i];
+        }
+      : (column) => row[column];
+    const values = runRow(net, encoder, read);
+    const out: Record<string, string> = {};
+    for (const name of header) out[name] = read(name) ?? '';
+    encoder.outputs.forEach((target, i) => {
+      const value = values[i] as OutputValue;
+      out[target.column] =
+        target.type === 'numeric'
+          ? formatNumber(adjustForecast(value as number, model.params), target.decimals)
+          : (value as string);
+    });
+    return out;
+  });
+}

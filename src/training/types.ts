@@ -1,0 +1,145 @@
+/**
+ * Public types of the training engine. Other modules (HTTP, jobs, DB) code against these; keep them
+ * stable. Definitions of every derived figure live on the fields below and in engine.ts.
+ */
+
+export type ColumnRole = 'input' | 'output' | 'date' | 'ignore';
+export type ColumnKind = 'numeric' | 'categorical';
+export type DatePart = 'year' | 'month' | 'day' | 'hour' | 'minute';
+
+/**
+ * A `date` column WITH `datePart` holds that part as a number ("2021", "3").
+ * A `date` column WITHOUT `datePart` holds a whole date/time string (e.g. "2021-03-01", "01/03/2021 14:00");
+ * its format is detected from the known rows (see dates.ts, DATE_FORMATS).
+ * `kind` is ignored for date columns. Header columns without a spec are treated as `ignore`.
+ */
+export interface ColumnSpec {
+  name: string;
+  role: ColumnRole;
+  kind: ColumnKind;
+  datePart?: DatePart;
+}
+
+export interface TrainingParams {
+  /**
+   * Number of hidden layers (App record LayersRequested). Undefined/0/negative = auto:
+   * 1 layer below 1000 known rows, else 2. Clamped to 1..MAX_HIDDEN_LAYERS (5); `figures.layersCreated`
+   * reports what was built. Every hidden layer has the same width: the next power of two >= inputs+outputs,
+   * clamped to 8..64 (e.g. 10 inputs + 1 output -> 16).
+   */
+  layersRequested?: number;
+  /** brain.js SGD learning rate, 0 < lr < 1. Default 0.1 (momentum fixed at brain's 0.1). */
+  learningRate?: number;
+  /** Use only the most recent N known rows (after invalid rows are skipped). 0/undefined = all. */
+  dataRowsToConsider?: number;
+  /** Clip numeric forecasts at 0 (applied after the margins). */
+  noNegatives?: boolean;
+  /**
+   * Percent. Numeric forecasts are moved up by |pred| * increaseMargin / 100. With decreaseMargin:
+   * forecast = pred + |pred| * (increaseMargin - decreaseMargin) / 100, then noNegatives, then rounding.
+   * Using |pred| means "increase" always moves the value upward, also for negative predictions.
+   * Affects forecasts only (result.forecasts and predict()), never the hold-out metrics.
+   */
+  increaseMargin?: number;
+  /** Percent. Numeric forecasts are moved down by |pred| * decreaseMargin / 100 (see increaseMargin). */
+  decreaseMargin?: number;
+  /**
+   * Percent tolerance (default 10) for `successRate`: a hold-out prediction is a success when
+   * |pred - actual| <= deviationTarget/100 * |actual| (if actual == 0: deviationTarget/100 * the training
+   * range max-min of that output). Categorical outputs: success = exact class match.
+   */
+  deviationTarget?: number;
+  /**
+   * Percent. Optional early-stop goal: every CHECK_EVERY epochs the engine measures on the rows being
+   * trained on the % of predictions deviating by more than deviationTarget% (same rule as successRate);
+   * once that is <= deviatedTarget, training stops before `epochs`. Undefined = disabled (run all epochs).
+   */
+  deviatedTarget?: number;
+  /** Max training epochs (brain `iterations`) per fit. Default clamp(round(600000 / knownRows), 20, 2000). */
+  epochs?: number;
+  /**
+   * PRNG seed (mulberry32) for weight init and shuffling: equal input + seed => identical model and forecasts.
+   * Undefined: a random seed is drawn and recorded in `model.params.seed` so a run can be reproduced.
+   */
+  seed?: number;
+}
+
+/** Rows are in upload order (chronological). Empty string or null in ALL output cells = row to forecast. */
+export interface TrainingInput {
+  header: string[];
+  columns: ColumnSpec[];
+  rows: (string | null)[][];
+  params: TrainingParams;
+}
+
+/**
+ * `epoch`/`epochs` count both fits (hold-out fit + final fit) cumulatively so `advance` only rises;
+ * `error` is brain's training MSE in scaled [0,1] units; `advance` 0..100 (100 = forecasts ready).
+ */
+export interface TrainingProgress {
+  epoch: number;
+  epochs: number;
+  error: number;
+  advance: number;
+}
+
+export interface TrainedModel {
+  version: 1;
+  /** brain.js NeuralNetwork#toJSON() */
+  network: unknown;
+  /** EncoderState (encoder.ts): everything needed to encode inputs / decode outputs. JSON-safe. */
+  encoder: unknown;
+  /** Effective params (defaults resolved, seed recorded). predict() uses the margins/noNegatives from here. */
+  params: TrainingParams;
+}
+
+export interface TrainingResult {
+  model: TrainedModel;
+  /**
+   * Full rows keyed by CSV column names: inputs, dates and ignored columns copied, outputs predicted.
+   * rowIndex = index into input.rows; null for generated future rows.
+   */
+  forecasts: { rowIndex: number | null; values: Record<string, string> }[];
+  /**
+   * Hold-out metrics (last 20% of known rows, model trained on the first 80%), raw predictions (no margins,
+   * no clipping, no rounding), original units of the outputs. Several numeric outputs: the mean of the
+   * per-output figures. Only categorical outputs: mae = error rate (0..1), rmse = sqrt(error rate), mape null.
+   * mape is in percent over non-zero actuals (null if none). baseline* = seasonal-naive (see engine.ts).
+   */
+  metrics: {
+    mae: number;
+    rmse: number;
+    mape: number | null;
+    baselineMae: number;
+    baselineRmse: number;
+    validationRows: number;
+    trainingRows: number;
+  };
+  /** 0..100 integer: % of hold-out predictions (row x output) within deviationTarget% of the actual. */
+  successRate: number;
+  /** inputs/outputs = encoded feature counts; neurons = total hidden neurons of the final network. */
+  figures: { neurons: number; inputs: number; outputs: number; layersRequested: number; layersCreated: number };
+  /**
+   * The final fit only (all known rows): trainMs = wall time inside brain's train(), samples = rows,
+   * epochs = epochs run, samplesEpochsPerSecond = samples * epochs / (trainMs / 1000).
+   */
+  timing: { trainMs: number; samples: number; epochs: number; samplesEpochsPerSecond: number };
+}
+
+export type TrainingErrorCode = 'invalid_input' | 'aborted';
+
+/** Errors the caller can act on; anything else thrown by the engine is a bug. */
+export class TrainingError extends Error {
+  override readonly name = 'TrainingError';
+  constructor(
+    readonly code: TrainingErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export function isTrainingError(error: unknown): error is TrainingError {
+  return error instanceof TrainingError;
+}
