@@ -1,4 +1,5 @@
 import type { AccountsTables } from './tables/accounts.js';
+import type { JobsTables } from './tables/jobs.js';
 
 /**
  * The whole schema as Kysely sees it: one interface per area under ./tables, merged here. Each area's
@@ -10,6 +11,6 @@ export interface SchemaMigrationsTable {
   applied_at: Date;
 }
 
-export interface Database extends AccountsTables {
+export interface Database extends AccountsTables, JobsTables {
   schema_migrations: SchemaMigrationsTable;
 }
