@@ -1,5 +1,7 @@
 import type { AccountsTables } from './tables/accounts.js';
 import type { JobsTables } from './tables/jobs.js';
+import type { LogsTables } from './tables/logs.js';
+import type { SubscriptionsTables } from './tables/subscriptions.js';
 
 /**
  * The whole schema as Kysely sees it: one interface per area under ./tables, merged here. Each area's
@@ -11,6 +13,6 @@ export interface SchemaMigrationsTable {
   applied_at: Date;
 }
 
-export interface Database extends AccountsTables, JobsTables {
+export interface Database extends AccountsTables, JobsTables, SubscriptionsTables, LogsTables {
   schema_migrations: SchemaMigrationsTable;
 }

@@ -141,3 +141,185 @@ describe('envelope and routing', () => {
     expect(logs).not.toContain('Very$ecret-Pass1');
   });
 });
+
+describe('password recovery and change', () => {
+  it('sends a real recovery e-mail whose single-use token resets the password', async () => {
+    const user = await ctx.createUser({ name: 'Rita' });
+    const before = ctx.mail.messages.length;
+    const res = await ctx.request({ method: 'POST', url: `${CURRENT}/passwords.php`, ...form({ email: user.email }) });
+    expect(res.envelope).toEqual({ status: 0, data: 'success' });
+    const mail = await ctx.mail.waitFor(user.email, before);
+    expect(mail.subject).toBe('Password recovery');
+    expect(mail.text).toContain('http://front.example/reset-password?token=');
+    const token = /token=([\w-]+)/.exec(mail.text)![1]!;
+
+    const mismatch = await ctx.request({
+      method: 'PUT',
+      url: `${CURRENT}/passwords.php`,
+      ...form({ token, new_password: 'NewPassw0rd', new_password_repeat: 'Other0ne!' }),
+    });
+    expect(mismatch.envelope).toEqual({ status: 1, data: "Invalid parameter 'new_password_repeat': does not match new_password" });
+    const weak = await ctx.request({ method: 'PUT', url: `${CURRENT}/passwords.php`, ...form({ token, new_password: 'short', new_password_repeat: 'short' }) });
+    expect(weak.envelope.status).toBe(1);
+    expect(weak.envelope.data).toContain("'new_password'");
+
+    const afterCount = ctx.mail.messages.length;
+    const ok = await ctx.request({
+      method: 'PUT',
+      url: `${CURRENT}/passwords.php`,
+      ...form({ token, new_password: 'NewPassw0rd', new_password_repeat: 'NewPassw0rd' }),
+    });
+    expect(ok.envelope).toEqual({ status: 0, data: 'success' });
+    expect((await ctx.mail.waitFor(user.email, afterCount)).subject).toBe('Your password was changed');
+    // The old session ended, the new password works, the old one does not.
+    expect((await ctx.request({ method: 'GET', url: `${CURRENT}/sessions.php?session=${user.session}` })).envelope.status).toBe(1);
+    await expect(ctx.login(user.email, 'NewPassw0rd')).resolves.toMatch(/[\w-]{43}/);
+    await expect(ctx.login(user.email, user.password)).rejects.toThrow();
+
+    const reuse = await ctx.request({
+      method: 'PUT',
+      url: `${CURRENT}/passwords.php`,
+      ...form({ token, new_password: 'Again-Passw0rd', new_password_repeat: 'Again-Passw0rd' }),
+    });
+    expect(reuse.envelope).toEqual({ status: 1, data: "Invalid parameter 'token': unknown, expired or already used" });
+  });
+
+  it('refuses an expired recovery token', async () => {
+    const user = await ctx.createUser();
+    const before = ctx.mail.messages.length;
+    await ctx.request({ method: 'POST', url: `${OLDER}/passwords.php`, ...form({ email: user.email }) });
+    const token = /token=([\w-]+)/.exec((await ctx.mail.waitFor(user.email, before)).text)![1]!;
+    ctx.clock.advance(61 * 60 * 1000);
+    try {
+      const res = await ctx.request({
+        method: 'PUT',
+        url: `${OLDER}/passwords.php`,
+        ...form({ token, new_password: 'NewPassw0rd', new_password_repeat: 'NewPassw0rd' }),
+      });
+      expect(res.envelope.status).toBe(1);
+    } finally {
+      ctx.clock.advance(-61 * 60 * 1000);
+    }
+  });
+
+  it('answers the same for an unknown e-mail and sends nothing', async () => {
+    const before = ctx.mail.messages.length;
+    const res = await ctx.request({ method: 'POST', url: `${CURRENT}/passwords.php`, ...form({ email: 'nobody@example.com' }) });
+    expect(res.envelope).toEqual({ status: 0, data: 'success' });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(ctx.mail.messages.slice(before).some((m) => m.to === 'nobody@example.com')).toBe(false);
+  });
+
+  it('changes the password with a session and current_password, keeping that session', async () => {
+    const user = await ctx.createUser();
+    const other = await ctx.login(user.email, user.password);
+    const wrong = await ctx.request({
+      method: 'PUT',
+      url: `${CURRENT}/passwords.php?session=${user.session}`,
+      ...form({ current_password: 'wrong', new_password: 'Changed-Pass1', new_password_repeat: 'Changed-Pass1' }),
+    });
+    expect(wrong.envelope).toEqual({ status: 1, data: "Invalid parameter 'current_password': is not correct" });
+    const missing = await ctx.request({
+      method: 'PUT',
+      url: `${CURRENT}/passwords.php?session=${user.session}`,
+      ...form({ new_password: 'Changed-Pass1', new_password_repeat: 'Changed-Pass1' }),
+    });
+    expect(missing.envelope).toEqual({ status: 1, data: "Missing required parameter 'current_password'" });
+    const res = await ctx.request({
+      method: 'PUT',
+      url: `${CURRENT}/passwords.php?session=${user.session}`,
+      ...form({ current_password: user.password, new_password: 'Changed-Pass1', new_password_repeat: 'Changed-Pass1' }),
+    });
+    expect(res.envelope).toEqual({ status: 0, data: 'success' });
+    expect((await ctx.request({ method: 'GET', url: `${CURRENT}/sessions.php?session=${user.session}` })).envelope.status).toBe(0);
+    expect((await ctx.request({ method: 'GET', url: `${CURRENT}/sessions.php?session=${other}` })).envelope.status).toBe(1);
+  });
+
+  it('requires a token when no session is given', async () => {
+    const res = await ctx.request({ method: 'PUT', url: `${CURRENT}/passwords.php`, ...form({ new_password: 'Changed-Pass1', new_password_repeat: 'Changed-Pass1' }) });
+    expect(res.envelope).toEqual({ status: 1, data: "Missing required parameter 'token'" });
+  });
+});
+
+describe('users', () => {
+  it('registers a consumer and refuses a duplicate e-mail (any case) and a bad e-mail', async () => {
+    const fields = { name: 'Carl', lastname: 'Stone', email: 'carl@example.com', password: 'Str0ng-pass', phonenumber: '123' };
+    expect((await ctx.request({ method: 'POST', url: `${CURRENT}/users.php`, ...form(fields) })).envelope).toEqual({ status: 0, data: 'success' });
+    const dup = await ctx.request({ method: 'POST', url: `${OLDER}/users.php`, ...form({ ...fields, email: 'CARL@example.com' }) });
+    expect(dup.envelope).toEqual({ status: 1, data: 'A user with e-mail CARL@example.com already exists' });
+    const bad = await ctx.request({ method: 'POST', url: `${CURRENT}/users.php`, ...form({ ...fields, email: 'not-an-email' }) });
+    expect(bad.envelope).toEqual({ status: 1, data: "Invalid parameter 'email': must be an e-mail address" });
+    const missing = await ctx.request({ method: 'POST', url: `${CURRENT}/users.php`, ...form({ name: 'x' }) });
+    expect(missing.envelope.data).toMatch(/^Missing required parameter/);
+  });
+
+  it('lets a consumer read and patch only itself, never its role or enabled flag', async () => {
+    const a = await ctx.createUser({ name: 'A' });
+    const b = await ctx.createUser({ name: 'B' });
+    const list = await ctx.request({ method: 'GET', url: `${CURRENT}/users.php?session=${a.session}&search=B` });
+    expect(list.envelope.data).toEqual([
+      { id: String(a.id), email: a.email, name: 'A', lastname: 'Tester', phone: '600000000', role: 'consumer', is_enabled: '1' },
+    ]);
+    const self = await ctx.request({ method: 'PATCH', url: `${CURRENT}/users.php?session=${a.session}`, ...form({ name: 'Alice', phone: '999' }) });
+    expect(self.envelope).toEqual({ status: 0, data: 'success' });
+    const other = await ctx.request({ method: 'PATCH', url: `${CURRENT}/users.php?session=${a.session}`, ...form({ user_id: b.id, name: 'Hacked' }) });
+    expect(other.envelope.status).toBe(1);
+    const role = await ctx.request({ method: 'PATCH', url: `${CURRENT}/users.php?session=${a.session}`, ...form({ role: 'admin' }) });
+    expect(role.envelope).toEqual({ status: 1, data: "Forbidden: you cannot change your own 'role'" });
+    const enabled = await ctx.request({ method: 'PATCH', url: `${CURRENT}/users.php?session=${a.session}`, ...form({ enabled: 0 }) });
+    expect(enabled.envelope.status).toBe(1);
+    const after = await ctx.services.users.findByEmail(b.email);
+    expect(after?.name).toBe('B');
+    expect((await ctx.services.users.findByEmail(a.email))?.role).toBe('consumer');
+  });
+
+  it('lets an administrator search everyone, patch roles, and disable a user whose sessions then stop', async () => {
+    const admin = await ctx.createUser({ role: 'admin' });
+    const target = await ctx.createUser({ name: 'Target-Zed' });
+    const found = await ctx.request({ method: 'GET', url: `${CURRENT}/users.php?session=${admin.session}&search=Target-Zed&role=consumer&enabled=1` });
+    expect(found.envelope.data.map((u: { id: string }) => u.id)).toEqual([String(target.id)]);
+    const needsId = await ctx.request({ method: 'PATCH', url: `${CURRENT}/users.php?session=${admin.session}`, ...form({ enabled: 0 }) });
+    expect(needsId.envelope).toEqual({ status: 1, data: "Missing required parameter 'user_id'" });
+    const disable = await ctx.request({ method: 'PATCH', url: `${CURRENT}/users.php?session=${admin.session}`, ...form({ user_id: target.id, enabled: 0 }) });
+    expect(disable.envelope).toEqual({ status: 0, data: 'success' });
+    expect((await ctx.request({ method: 'GET', url: `${CURRENT}/sessions.php?session=${target.session}` })).envelope).toEqual({ status: 1, data: 'Invalid or expired session' });
+    const login = await ctx.request({ method: 'POST', url: `${CURRENT}/sessions.php`, ...form({ email: target.email, password: target.password }) });
+    expect(login.envelope).toEqual({ status: 1, data: 'This user is disabled' });
+    const disabled = await ctx.request({ method: 'GET', url: `${CURRENT}/users.php?session=${admin.session}&enabled=0` });
+    expect(disabled.envelope.data.map((u: { id: string }) => u.id)).toContain(String(target.id));
+    const missing = await ctx.request({ method: 'PATCH', url: `${CURRENT}/users.php?session=${admin.session}`, ...form({ user_id: 999999, name: 'x' }) });
+    expect(missing.envelope).toEqual({ status: 1, data: 'User 999999 not found' });
+  });
+});
+
+describe('summaries', () => {
+  it('gives administrators users counts without applications, consumers the reverse, older without users', async () => {
+    const admin = await ctx.createUser({ role: 'admin', name: 'Boss' });
+    const consumer = await ctx.createUser({ name: 'Cora' });
+    const a = await ctx.request({ method: 'GET', url: `${CURRENT}/summaries.php?session=${admin.session}` });
+    expect(a.envelope.status).toBe(0);
+    expect(a.envelope.data.user).toEqual({ name: 'Boss', lastname: 'Tester', email: admin.email });
+    expect(a.envelope.data.applications).toBeUndefined();
+    expect(a.envelope.data.users.enabled).toBeGreaterThanOrEqual(2);
+    expect(typeof a.envelope.data.jobs.running).toBe('number');
+    expect(typeof a.envelope.data.knowledges).toBe('number');
+    const c = await ctx.request({ method: 'GET', url: `${CURRENT}/summaries.php?session=${consumer.session}` });
+    expect(c.envelope.data.users).toBeUndefined();
+    expect(c.envelope.data.applications).toEqual({ subscribed: expect.any(Number), unsubscribed: expect.any(Number) });
+    const older = await ctx.request({ method: 'GET', url: `${OLDER}/summaries.php?session=${admin.session}` });
+    expect(older.envelope.data.users).toBeUndefined();
+  });
+});
+
+describe('rate limiting', () => {
+  it('locks an e-mail after repeated failed logins, answering the envelope', async () => {
+    const user = await ctx.createUser();
+    for (let i = 0; i < 10; i++) {
+      await ctx.request({ method: 'POST', url: `${CURRENT}/sessions.php`, ...form({ email: user.email, password: 'wrong' }) });
+    }
+    const res = await ctx.request({ method: 'POST', url: `${CURRENT}/sessions.php`, ...form({ email: user.email, password: user.password }) });
+    expect(res.statusCode).toBe(200);
+    expect(res.envelope.status).toBe(1);
+    expect(res.envelope.data).toMatch(/^Too many attempts; try again in \d+ seconds$/);
+  });
+});
