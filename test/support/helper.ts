@@ -29,8 +29,20 @@ export async function openTestDatabase(): Promise<DatabaseHandle> {
     const name = `${prefix}_${process.pid}_${++databaseCounter}_${randomBytes(3).toString('hex')}`;
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
-    await admin.query(`create database ${name} template ${template}`);
-    await admin.end();
+    try {
+      // A backend that just disconnected from the template may linger for a moment: retry briefly.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await admin.query(`create database ${name} template ${template}`);
+          break;
+        } catch (error) {
+          if (attempt >= 40 || !/being accessed by other users/.test((error as Error).message)) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 100));
+        }
+      }
+    } finally {
+      await admin.end();
+    }
     return openPostgres(withDatabase(url, name), { max: 10 });
   }
   const dump = await readFile(inject('pgliteTemplate'));
