@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { parse as parseQuery } from 'node:querystring';
 import type { Config } from './config.js';
 import { Errors } from './domain/errors.js';
+import { failure, ok } from './http/envelope.js';
 import { registerErrorHandling } from './http/errors.js';
 import { loggerOptions, redactingChild } from './http/logging.js';
 import type { Logger } from 'pino';
@@ -22,6 +23,8 @@ export interface AppOptions {
   services: Services;
   /** A ready pino logger (tests capture lines with it); otherwise one is made from LOG_LEVEL. */
   logger?: Logger;
+  /** Readiness: database reachable and migrations current. */
+  readiness?: () => Promise<{ ready: boolean; reason?: string }>;
 }
 
 /**
@@ -113,6 +116,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  // Probes for orchestrators: /healthz says the process is up, /readyz that it can serve.
+  app.get('/healthz', async () => ok('ok'));
+  app.get('/readyz', async (_request, reply) => {
+    const state = options.readiness ? await options.readiness().catch((e: Error) => ({ ready: false, reason: e.message })) : { ready: true };
+    if (!state.ready) return reply.code(503).send(failure(`not ready: ${state.reason ?? 'unknown'}`));
+    return ok('ready');
+  });
 
   await registerVersions(app, services, { loginPerMinute: config.rateLimitLogin });
   return app;

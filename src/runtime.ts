@@ -4,7 +4,7 @@ import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
-import { migrate } from './db/migrator.js';
+import { migrate, migrationsCurrent } from './db/migrator.js';
 import { createScryptHasher } from './domain/accounts/secrets.js';
 import { systemClock } from './domain/ports.js';
 import { createMailer } from './mail/mailer.js';
@@ -16,6 +16,7 @@ export interface Runtime {
   database: DatabaseHandle;
   services: Services;
   secretKey: string;
+  readiness(): Promise<{ ready: boolean; reason?: string }>;
   close(): Promise<void>;
 }
 
@@ -50,6 +51,10 @@ export async function startRuntime(config: Config, logger = pino({ level: config
     database,
     services,
     secretKey,
+    async readiness() {
+      const current = await migrationsCurrent(database);
+      return current ? { ready: true } : { ready: false, reason: 'migrations pending' };
+    },
     close: () => database.close(),
   };
 }

@@ -9,7 +9,7 @@ async function main() {
   const logger = pino(loggerOptions(config.logLevel));
   const runtime = await startRuntime(config, logger);
   await ensureAdministrator(runtime);
-  const app = await buildApp({ config, services: runtime.services, logger });
+  const app = await buildApp({ config, services: runtime.services, logger, readiness: () => runtime.readiness() });
   await runtime.services.events.record({ type: 2, procedure: 'server.start', text: `API server starting (pid ${process.pid})` });
 
   let closing = false;

@@ -1,0 +1,13 @@
+/** `npm run bench [name...]`: runs the named benchmarks (default: all that exist). */
+const all: Record<string, () => Promise<unknown>> = {
+  sessions: async () => (await import('./sessions/run.js')).benchSessions(),
+};
+const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(all);
+for (const name of names) {
+  const run = all[name];
+  if (!run) {
+    console.error(`unknown benchmark '${name}'; known: ${Object.keys(all).join(', ')}`);
+    process.exit(2);
+  }
+  await run();
+}
