@@ -16,7 +16,14 @@ import { loggerOptions, redactingChild } from './http/logging.js';
 import type { Logger } from 'pino';
 import { multipartFieldsAsBody } from './http/multipart-fields.js';
 import { registerVersions, VERSION_PREFIXES } from './http/version-router.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
 import type { Services } from './services.js';
+
+/** Metric labels from the matched route pattern only, so label values stay few. */
+function routeLabels(url: string | undefined): { version: string; resource: string } {
+  const match = url ? /^\/(?:api\/)?(\d{12})\/([\w-]+)\.php$/.exec(url) : null;
+  return match ? { version: match[1]!, resource: match[2]! } : { version: 'none', resource: url ?? 'unknown' };
+}
 
 export interface AppOptions {
   config: Config;
@@ -25,6 +32,10 @@ export interface AppOptions {
   logger?: Logger;
   /** Readiness: database reachable and migrations current. */
   readiness?: () => Promise<{ ready: boolean; reason?: string }>;
+  /** Prometheus instruments; a private set is made when absent. */
+  metrics?: Metrics;
+  /** Refreshes gauges that need the database (queue depth, jobs by status) before a scrape. */
+  beforeScrape?: () => Promise<void>;
 }
 
 /**
@@ -60,6 +71,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+  });
+
+  const metrics = options.metrics ?? createMetrics({ defaults: false });
+  app.addHook('onResponse', async (request, reply) => {
+    const { version, resource } = routeLabels(request.routeOptions.url);
+    const labels = { version, resource, method: request.method };
+    metrics.httpRequests.inc({ ...labels, status: String(reply.statusCode) });
+    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    if (request.errorCode) metrics.envelopeErrors.inc({ version, resource, code: request.errorCode });
   });
 
   await app.register(cookie);
@@ -119,6 +139,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // Probes for orchestrators: /healthz says the process is up, /readyz that it can serve.
   app.get('/healthz', async () => ok('ok'));
+  app.get('/metrics', async (_request, reply) => {
+    await options.beforeScrape?.().catch(() => undefined);
+    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
   app.get('/readyz', async (_request, reply) => {
     const state = options.readiness ? await options.readiness().catch((e: Error) => ({ ready: false, reason: e.message })) : { ready: true };
     if (!state.ready) return reply.code(503).send(failure(`not ready: ${state.reason ?? 'unknown'}`));

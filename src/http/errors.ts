@@ -37,6 +37,7 @@ export function registerErrorHandling(app: FastifyInstance, options: { maxUpload
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error, options.maxUploadMb);
     if (appError) {
+      request.errorCode = appError.code;
       request.log.info({ code: appError.code, reason: appError.message }, 'request failed');
       return reply.code(appError.httpStatus).send(failure(appError.message));
     }

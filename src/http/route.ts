@@ -20,6 +20,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     caller: Caller | null;
+    /** Set when the reply is an error envelope, for the metrics. */
+    errorCode?: string;
   }
   interface FastifyInstance {
     /** The one session guard: resolves the presented session value to its caller. */

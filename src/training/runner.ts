@@ -1,0 +1,242 @@
+import { hostname } from 'node:os';
+import type { EventLog } from '../domain/ports.js';
+import type { TrainingPool } from './pool.js';
+import { MAX_ATTEMPTS, type QueueRepository } from './queue.js';
+import { isTrainingError, type TrainedModel, type TrainingInput, type TrainingParams, type TrainingResult } from './types.js';
+
+/**
+ * What the runner needs from the domain services. These are the same services the HTTP endpoints
+ * use (data, app records, status records, networks, consumptions), so an external legacy trainer
+ * writing over HTTP would leave the same records.
+ */
+export interface RunnerDeps {
+  queue: QueueRepository;
+  pool: TrainingPool;
+  events: EventLog;
+  readTrainingSet(jobId: number): Promise<Omit<TrainingInput, 'params'>>;
+  writeOutput(jobId: number, header: string[], rows: Record<string, string>[]): Promise<number>;
+  paramsForJob(jobId: number): Promise<TrainingParams>;
+  saveModel(trainingId: number, userId: number, model: TrainedModel): Promise<number>;
+  stats: {
+    open(record: { name: string; host: string; pid: number; parameters: string; jobId: number; userId: number }): Promise<number>;
+    update(statId: number, change: { procedure?: string; text?: string; advance?: number }): Promise<void>;
+    terminate(statId: number, text: string): Promise<void>;
+  };
+  recordConsumption(record: {
+    userId: number;
+    jobId: number;
+    trainingId: number;
+    appName: string;
+    host: string;
+    pid: number;
+    ramMb: number;
+    cpuSeconds: number;
+    diskMb: number;
+  }): Promise<void>;
+}
+
+export interface RunnerOptions {
+  /** Jobs trained at once by this process (the pool's threads). */
+  concurrency: number;
+  /** How often an idle runner looks for Pending jobs. */
+  pollMs?: number;
+  heartbeatMs?: number;
+  /** How often this process looks for jobs orphaned by a dead worker. */
+  recoverMs?: number;
+  /** Progress writes are throttled to one per this many ms. */
+  progressMs?: number;
+}
+
+export interface Runner {
+  readonly workerId: string;
+  start(): void;
+  /** Wakes the runner now (a job just became Pending in this process). */
+  poke(): void;
+  /** Stops a job this process is training, at once (abort from the API of this process). */
+  abortLocal(jobId: number): void;
+  /** Stops claiming, stops running trainings and hands their jobs back to the queue. */
+  stop(): Promise<void>;
+  /** Runs one claim-and-train cycle; answers the job id trained, if any (tests). */
+  runOnce(): Promise<number | undefined>;
+}
+
+const MB = 1024 * 1024;
+
+export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
+  const host = hostname();
+  const workerId = `${host}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+  const pollMs = options.pollMs ?? 1000;
+  const heartbeatMs = options.heartbeatMs ?? 500;
+  const recoverMs = options.recoverMs ?? 10_000;
+  const progressMs = options.progressMs ?? 1000;
+  const running = new Map<number, AbortController>();
+  let stopping = false;
+  let pollTimer: NodeJS.Timeout | undefined;
+  let recoverTimer: NodeJS.Timeout | undefined;
+  let inFlight = Promise.resolve();
+  const active = new Set<Promise<unknown>>();
+
+  async function runJob(job: Awaited<ReturnType<QueueRepository['claimNext']>> & object): Promise<void> {
+    const controller = new AbortController();
+    running.set(job.id, controller);
+    const startedAt = Date.now();
+    const rssBefore = process.memoryUsage().rss;
+    let peakRss = rssBefore;
+    let advance = 0;
+    let lastWrite = 0;
+    let statId: number | undefined;
+    const beat = setInterval(() => {
+      peakRss = Math.max(peakRss, process.memoryUsage().rss);
+      deps.queue.heartbeat(job.id, workerId).then(
+        (owned) => {
+          if (!owned) controller.abort();
+        },
+        () => undefined,
+      );
+    }, heartbeatMs);
+    try {
+      statId = await deps.stats.open({
+        name: `train job ${job.id}`,
+        host,
+        pid: process.pid,
+        parameters: JSON.stringify({ job_id: job.id, training_id: job.training_id, attempt: job.attempts }),
+        jobId: job.id,
+        userId: job.user_id,
+      });
+      const set = await deps.readTrainingSet(job.id);
+      const params = await deps.paramsForJob(job.id);
+      const result: TrainingResult = await deps.pool.train(
+        { ...set, params },
+        {
+          signal: controller.signal,
+          onProgress: (p) => {
+            advance = p.advance;
+            const now = Date.now();
+            if (now - lastWrite < progressMs && p.advance < 100) return;
+            lastWrite = now;
+            deps.queue.heartbeat(job.id, workerId, Math.min(99, Math.round(p.advance * 100) / 100)).catch(() => undefined);
+            if (statId !== undefined) deps.stats.update(statId, { advance: p.advance, procedure: 'training' }).catch(() => undefined);
+          },
+        },
+      );
+      const header = set.header;
+      const outputId = await deps.writeOutput(job.id, header, result.forecasts.map((f) => f.values));
+      const networkId = await deps.saveModel(job.training_id, job.user_id, result.model);
+      await deps.queue.setTrainingResult(job.training_id, {
+        status: 2,
+        neurons: result.figures.neurons,
+        inputs: result.figures.inputs,
+        outputs: result.figures.outputs,
+        layers_requested: result.figures.layersRequested,
+        layers_created: result.figures.layersCreated,
+        success_rate: result.successRate,
+      });
+      const finished = await deps.queue.finish(job.id, workerId, String(networkId));
+      if (!finished) throw new AbortedElsewhere();
+      await deps.stats.terminate(statId, `finished: output ${outputId}, success rate ${result.successRate}%`);
+      const modelBytes = Buffer.byteLength(JSON.stringify(result.model));
+      const rowBytes = set.rows.reduce((n, row) => n + row.reduce((m, c) => m + (c?.length ?? 0) + 1, 0), 0);
+      await deps.recordConsumption({
+        userId: job.user_id,
+        jobId: job.id,
+        trainingId: job.training_id,
+        appName: job.app_name,
+        host,
+        pid: process.pid,
+        ramMb: round(peakRss / MB),
+        // brain.js trains synchronously in its thread, so the thread's wall time is its CPU time.
+        cpuSeconds: round(result.timing.trainMs / 1000),
+        diskMb: round((modelBytes + rowBytes * 2) / MB, 4),
+      });
+      await deps.events.record({ type: 2, procedure: 'training.finish', text: `Job ${job.id} finished in ${Date.now() - startedAt} ms (success rate ${result.successRate}%)`, host, pid: process.pid, userId: job.user_id });
+    } catch (error) {
+      if (stopping) {
+        await deps.queue.handBack(job.id, workerId).catch(() => undefined);
+        if (statId !== undefined) await deps.stats.terminate(statId, 'handed back at shutdown').catch(() => undefined);
+        return;
+      }
+      if (controller.signal.aborted || error instanceof AbortedElsewhere) {
+        if (statId !== undefined) await deps.stats.terminate(statId, `aborted at ${Math.round(advance)}%`).catch(() => undefined);
+        await deps.queue.setTrainingResult(job.training_id, { status: 0 }).catch(() => undefined);
+        await deps.events.record({ type: 2, procedure: 'training.abort', text: `Job ${job.id} aborted at ${Math.round(advance)}%`, host, pid: process.pid, userId: job.user_id });
+        return;
+      }
+      const reason = isTrainingError(error) || error instanceof Error ? error.message : String(error);
+      await deps.queue.fail(job.id, workerId, reason);
+      await deps.queue.setTrainingResult(job.training_id, { status: 3 }).catch(() => undefined);
+      if (statId !== undefined) await deps.stats.terminate(statId, `failed: ${reason}`).catch(() => undefined);
+      await deps.events.record({ type: 4, procedure: 'training.fail', text: `Job ${job.id} failed: ${reason}`, host, pid: process.pid, userId: job.user_id });
+    } finally {
+      clearInterval(beat);
+      running.delete(job.id);
+    }
+  }
+
+  async function runOnce(): Promise<number | undefined> {
+    if (stopping || running.size >= options.concurrency) return undefined;
+    const job = await deps.queue.claimNext(workerId);
+    if (!job) return undefined;
+    await runJob(job);
+    return job.id;
+  }
+
+  /** Claims until the pool is full or the queue empty; each job runs in the background. */
+  async function fill(): Promise<void> {
+    while (!stopping && running.size < options.concurrency) {
+      const job = await deps.queue.claimNext(workerId);
+      if (!job) return;
+      const task = runJob(job).finally(() => {
+        active.delete(task);
+        schedule(0);
+      });
+      active.add(task);
+    }
+  }
+
+  function schedule(delay: number) {
+    if (stopping) return;
+    clearTimeout(pollTimer);
+    pollTimer = setTimeout(() => {
+      inFlight = inFlight.then(fill).catch(() => undefined).finally(() => schedule(pollMs));
+    }, delay);
+  }
+
+  async function recover() {
+    const { requeued, failed } = await deps.queue.recoverStale();
+    for (const id of requeued) {
+      await deps.events.record({ type: 3, procedure: 'training.recover', text: `Job ${id} was orphaned by a dead worker; re-queued`, host, pid: process.pid });
+    }
+    for (const id of failed) {
+      await deps.events.record({ type: 4, procedure: 'training.recover', text: `Job ${id} failed: its worker died ${MAX_ATTEMPTS} times`, host, pid: process.pid });
+    }
+    if (requeued.length > 0) schedule(0);
+  }
+
+  return {
+    workerId,
+    start() {
+      schedule(0);
+      recoverTimer = setInterval(() => void recover().catch(() => undefined), recoverMs);
+      recoverTimer.unref();
+    },
+    poke() {
+      schedule(0);
+    },
+    abortLocal(jobId) {
+      running.get(jobId)?.abort();
+    },
+    async stop() {
+      stopping = true;
+      clearTimeout(pollTimer);
+      clearInterval(recoverTimer);
+      for (const controller of running.values()) controller.abort();
+      await inFlight.catch(() => undefined);
+      await Promise.allSettled([...active]);
+    },
+    runOnce,
+  };
+}
+
+class AbortedElsewhere extends Error {}
+
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
