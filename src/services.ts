@@ -10,9 +10,45 @@ import {
 import { createSessionsService } from './domain/accounts/sessions.service.js';
 import { createUsersRepository } from './domain/accounts/users.repository.js';
 import { createUsersService } from './domain/accounts/users.service.js';
+import { createApplicationsRepository } from './domain/applications/applications.repository.js';
+import { createApplicationsService } from './domain/applications/applications.service.js';
+import { createConsumptionsRepository } from './domain/consumptions/consumptions.repository.js';
+import { createConsumptionsService } from './domain/consumptions/consumptions.service.js';
+import { createDatabaseEventLog } from './domain/logs/event-log.js';
+import { createLogsRepository } from './domain/logs/logs.repository.js';
+import { createLogsService } from './domain/logs/logs.service.js';
 import type { Clock, EventLog, Mailer } from './domain/ports.js';
-import { silentEventLog } from './domain/ports.js';
+import { createSubscriptionsRepository } from './domain/subscriptions/subscriptions.repository.js';
+import { createSubscriptionsService } from './domain/subscriptions/subscriptions.service.js';
 import { createSummariesService } from './domain/summaries/summaries.service.js';
+import { createDataRepository } from './domain/data/data.repository.js';
+import { createDataService } from './domain/data/data.service.js';
+import { createJobsRepository } from './domain/jobs/jobs.repository.js';
+import { createJobsService } from './domain/jobs/jobs.service.js';
+import { createTrainingsRepository } from './domain/trainings/trainings.repository.js';
+import { createTrainingsService } from './domain/trainings/trainings.service.js';
+import { createChatsRepository } from './domain/chat/chats.repository.js';
+import { createChatsService } from './domain/chat/chats.service.js';
+import { createClientsRepository } from './domain/chat/clients.repository.js';
+import { createClientsService } from './domain/chat/clients.service.js';
+import { createPromptsService } from './domain/chat/prompts.service.js';
+import { createSecretBox } from './domain/chat/secret-box.js';
+import { createSentencesRepository } from './domain/chat/sentences.repository.js';
+import { createSentencesService } from './domain/chat/sentences.service.js';
+import { createUsecasesRepository } from './domain/chat/usecases.repository.js';
+import { createUsecasesService } from './domain/chat/usecases.service.js';
+import { createOpenAiProvider } from './llm/openai-provider.js';
+import type { LlmProvider } from './llm/provider.js';
+import { createTokenCounter } from './llm/tokens.js';
+import { createAppRecordsRepository } from './domain/models/app-records.repository.js';
+import { createAppRecordsService } from './domain/models/app-records.service.js';
+import { createForecastsRepository } from './domain/models/forecasts.repository.js';
+import { createForecastsService } from './domain/models/forecasts.service.js';
+import { createNetworksRepository } from './domain/models/networks.repository.js';
+import { createNetworksService } from './domain/models/networks.service.js';
+import type { OwnershipLookups } from './domain/models/ownership.js';
+import { createStatsRepository } from './domain/models/stats.repository.js';
+import { createStatsService } from './domain/models/stats.service.js';
 
 /** Side-effect adapters the services need; tests hand in their own. */
 export interface ServiceDeps {
@@ -24,6 +60,8 @@ export interface ServiceDeps {
   /** Key for secrets encrypted at rest (provider keys). */
   secretKey: string;
   events?: EventLog;
+  /** Language-model provider; default: the OpenAI-compatible server at LLM_BASE_URL. */
+  llm?: LlmProvider;
 }
 
 /**
@@ -33,7 +71,11 @@ export interface ServiceDeps {
 export function buildServices(deps: ServiceDeps) {
   const { config, clock, hasher, mailer } = deps;
   const db = deps.database.db;
-  const events = deps.events ?? silentEventLog;
+  // --- logs (first: every other area reports its noteworthy events through `events`) ---
+  const logsRepository = createLogsRepository(db);
+  const events = deps.events ?? createDatabaseEventLog({ logs: logsRepository, clock });
+  const logs = createLogsService({ logs: logsRepository, clock });
+  const consumptions = createConsumptionsService({ consumptions: createConsumptionsRepository(db), clock });
 
   // --- accounts ---
   const usersRepository = createUsersRepository(db);
@@ -61,17 +103,98 @@ export function buildServices(deps: ServiceDeps) {
     publicUrl: config.publicUrl,
   });
 
+  // --- applications and subscriptions ---
+  const applications = createApplicationsService({ applications: createApplicationsRepository(db) });
+  const subscriptions = createSubscriptionsService({
+    subscriptions: createSubscriptionsRepository(db),
+    applications,
+    users: usersRepository,
+    clock,
+  });
+
+  // --- data files: uploads, outputs, data tables ---
+  const data = createDataService({ repository: createDataRepository(deps.database), maxUploadBytes: config.maxUploadBytes });
+
+  // --- trainings and jobs ---
+  const jobsRepository = createJobsRepository(db);
+  const trainingsRepository = createTrainingsRepository(db);
+  const subscriptionPeriods = createSubscriptionsRepository(db);
+  const dataCleaner = (jobId: number) => data.deleteForJob(jobId);
+  const trainings = createTrainingsService({ trainings: trainingsRepository, jobs: jobsRepository, dataCleaner });
+  const jobs = createJobsService({
+    jobs: jobsRepository,
+    trainings: trainingsRepository,
+    clock,
+    events,
+    dataCleaner,
+    async hasActiveSubscription(userId, appName) {
+      const app = await applications.require(appName, 'app_name');
+      const latest = await subscriptionPeriods.findLatest(userId, app.id);
+      return latest !== undefined && latest.unsubscribed_at === null;
+    },
+  });
+
+  // --- automated chat: clients, use cases, sentences, chats, prompts ---
+  const llm = deps.llm ?? createOpenAiProvider({ baseUrl: config.llmBaseUrl, timeoutMs: config.llmTimeoutMs });
+  const tokenCounter = createTokenCounter(config.llmModel);
+  const clientsRepository = createClientsRepository(db);
+  const usecasesRepository = createUsecasesRepository(db);
+  const sentencesRepository = createSentencesRepository(db);
+  const clients = createClientsService({ clients: clientsRepository, secretBox: createSecretBox(deps.secretKey) });
+  const usecases = createUsecasesService({ usecases: usecasesRepository, sentences: sentencesRepository, clients: clientsRepository, clock });
+  const sentences = createSentencesService({
+    sentences: sentencesRepository,
+    usecases: usecasesRepository,
+    usecasesService: usecases,
+    tokens: tokenCounter,
+    clock,
+  });
+  const chat = createChatsService({
+    chats: createChatsRepository(db),
+    sentences: sentencesRepository,
+    usecases: usecasesRepository,
+    clients: clientsRepository,
+    clientsService: clients,
+    llm,
+    tokens: tokenCounter,
+    model: config.llmModel,
+    clock,
+    events,
+  });
+  const prompts = createPromptsService({ clientsService: clients, llm, tokens: tokenCounter, model: config.llmModel });
+
+  // --- models: App records, status records, network weights, forecasts (section 4.6, older forecasts.php) ---
+  const ownership: OwnershipLookups = {
+    job: (id, ownerId) => jobsRepository.findVisible(id, ownerId),
+    training: (id, ownerId) => trainingsRepository.findVisible(id, ownerId),
+  };
+  const appRecords = createAppRecordsService({ records: createAppRecordsRepository(db), lookups: ownership, clock });
+  const stats = createStatsService({ stats: createStatsRepository(db), lookups: ownership, clock });
+  const networks = createNetworksService({ networks: createNetworksRepository(db), lookups: ownership, clock });
+  const forecastsRepository = createForecastsRepository(db);
+  const forecasts = createForecastsService({
+    networks,
+    lookups: ownership,
+    clock,
+    // TODO(lead): a new job output through the data area's writer once it has one (docs/notes/models.md).
+    writeOutput: (output) =>
+      forecastsRepository.insert(
+        { job_id: output.jobId, training_id: output.trainingId, user_id: output.userId, header: output.header, row: output.rows[0]! },
+        output.at,
+      ),
+  });
+
   // --- summaries (each area contributes its counter) ---
   const summaries = createSummariesService({
     counters: {
       users: () => usersRepository.countByEnabled(),
-      subscriptions: async () => ({ subscribed: 0, unsubscribed: 0 }),
-      runningJobs: async () => 0,
-      knowledges: async () => 0,
+      subscriptions: (userId) => subscriptions.countApplications(userId),
+      runningJobs: (userId) => jobs.countRunning(userId),
+      knowledges: (userId) => trainings.countTrained(userId),
     },
   });
 
-  return { events, sessions, users, passwords, summaries };
+  return { events, sessions, users, passwords, summaries, applications, subscriptions, logs, consumptions, trainings, jobs, clients, usecases, sentences, chat, prompts, appRecords, stats, networks, forecasts, data };
 }
 
 export type Services = ReturnType<typeof buildServices>;

@@ -1,9 +1,10 @@
 /**
  * Baseline: brain.js trained in-process (no pool, no engine) on bench data, fixed [16,16] layers and 20
- * iterations with the engine's default learning rate/momentum. Prints {samplesEpochsPerSecond, validationMse}
+ * iterations with the engine's activation, scaling and default learning rate/momentum. Prints {samplesEpochsPerSecond, validationMse}
  * (MSE in the original units of y on the last 20%). Run: npx tsx bench/train/brain-alone.ts [learningRate]
  */
 import brain from 'brain.js';
+import { ACTIVATION } from '../../src/training/encoder.js';
 import { DEFAULT_LEARNING_RATE } from '../../src/training/engine.js';
 import { withSeededRandom } from '../../src/training/prng.js';
 import { EPOCHS, HIDDEN, SEED, loadBenchData } from './data.js';
@@ -11,7 +12,7 @@ import { EPOCHS, HIDDEN, SEED, loadBenchData } from './data.js';
 const learningRate = Number(process.argv[2] ?? DEFAULT_LEARNING_RATE);
 const data = loadBenchData();
 const result = withSeededRandom(SEED, () => {
-  const net = new brain.NeuralNetwork({ hiddenLayers: HIDDEN, activation: 'sigmoid' });
+  const net = new brain.NeuralNetwork({ hiddenLayers: HIDDEN, activation: ACTIVATION });
   const started = performance.now();
   const status = net.train(data.train, { iterations: EPOCHS, errorThresh: 1e-9, learningRate, momentum: 0.1 });
   const trainMs = performance.now() - started;

@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { OUTPUT_HIGH, OUTPUT_LOW } from '../../src/training/encoder.js';
 import { mulberry32 } from '../../src/training/prng.js';
 
 export const ROWS = 20_000;
@@ -14,9 +15,9 @@ export const TRAIN_SHARE = 0.8;
 export const HIDDEN = [16, 16];
 export const EPOCHS = 20;
 export const SEED = 12345;
-/** Same constants as the engine's output scaling (encoder.ts OUTPUT_LOW/HIGH). */
-export const OUT_LOW = 0.1;
-export const OUT_HIGH = 0.9;
+/** The engine's scaling (encoder.ts): inputs min-max into [-1, 1], y into [OUTPUT_LOW, OUTPUT_HIGH]. */
+export const OUT_LOW = OUTPUT_LOW;
+export const OUT_HIGH = OUTPUT_HIGH;
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const CSV_PATH = join(here, '..', '.out', 'regression.csv');
@@ -40,7 +41,7 @@ function generate(): string {
 export interface BenchData {
   header: string[];
   rows: string[][];
-  /** Min-max scaled inputs (train min/max), y scaled into [OUT_LOW, OUT_HIGH]; unscale with yFromScaled. */
+  /** Inputs min-max scaled into [-1, 1] (train min/max), y into [OUT_LOW, OUT_HIGH]; unscale with yFromScaled. */
   train: { input: number[]; output: number[] }[];
   validation: { input: number[]; y: number }[];
   yFromScaled: (v: number) => number;
@@ -59,7 +60,8 @@ export function loadBenchData(): BenchData {
   const trainRows = numbers.slice(0, nTrain);
   const min = header.map((_, j) => Math.min(...trainRows.map((r) => r[j] as number)));
   const max = header.map((_, j) => Math.max(...trainRows.map((r) => r[j] as number)));
-  const sx = (r: number[]) => r.slice(0, INPUTS).map((v, j) => (v - (min[j] as number)) / ((max[j] as number) - (min[j] as number)));
+  const sx = (r: number[]) =>
+    r.slice(0, INPUTS).map((v, j) => (2 * (v - (min[j] as number))) / ((max[j] as number) - (min[j] as number)) - 1);
   const yMin = min[INPUTS] as number;
   const yMax = max[INPUTS] as number;
   const sy = (v: number) => OUT_LOW + ((v - yMin) / (yMax - yMin)) * (OUT_HIGH - OUT_LOW);

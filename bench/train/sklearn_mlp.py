@@ -1,6 +1,7 @@
 """sklearn MLPRegressor reference on the shared bench data (bench/.out/regression.csv, written by the TS
-benchmarks). Same split (first 80% train, last 20% validation), same min-max input scaling, same target
-scaling into [0.1, 0.9], same hidden layers [16, 16], batch_size=32, same number of epochs (max_iter).
+benchmarks). Same split (first 80% train, last 20% validation), same min-max input scaling into [-1, 1],
+same target scaling into [-0.8, 0.8] (the engine's encoder.ts constants), same hidden layers [16, 16],
+batch_size=32, same number of epochs (max_iter); sklearn's defaults otherwise (adam, lr 0.001, relu).
 Prints {"samplesEpochsPerSecond", "validationMse"} with MSE in the original units of y.
 Run: /usr/bin/python3 bench/train/sklearn_mlp.py [activation]
 """
@@ -17,7 +18,7 @@ from sklearn.neural_network import MLPRegressor
 HIDDEN = (16, 16)
 EPOCHS = 20
 SEED = 12345
-OUT_LOW, OUT_HIGH = 0.1, 0.9
+OUT_LOW, OUT_HIGH = -0.8, 0.8
 CSV = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".out", "regression.csv")
 
 activation = sys.argv[1] if len(sys.argv) > 1 else "relu"
@@ -26,7 +27,7 @@ n_train = round(len(data) * 0.8)
 train, val = data[:n_train], data[n_train:]
 x_min, x_max = train[:, :-1].min(axis=0), train[:, :-1].max(axis=0)
 y_min, y_max = train[:, -1].min(), train[:, -1].max()
-sx = lambda x: (x - x_min) / (x_max - x_min)
+sx = lambda x: 2 * (x - x_min) / (x_max - x_min) - 1
 sy = lambda y: OUT_LOW + (y - y_min) / (y_max - y_min) * (OUT_HIGH - OUT_LOW)
 uy = lambda v: y_min + (v - OUT_LOW) / (OUT_HIGH - OUT_LOW) * (y_max - y_min)
 

@@ -1,6 +1,9 @@
 import type { AccountsTables } from './tables/accounts.js';
+import type { ChatTables } from './tables/chat.js';
+import type { DataTables } from './tables/data.js';
 import type { JobsTables } from './tables/jobs.js';
 import type { LogsTables } from './tables/logs.js';
+import type { ModelsTables } from './tables/models.js';
 import type { SubscriptionsTables } from './tables/subscriptions.js';
 
 /**
@@ -13,6 +16,6 @@ export interface SchemaMigrationsTable {
   applied_at: Date;
 }
 
-export interface Database extends AccountsTables, JobsTables, SubscriptionsTables, LogsTables {
+export interface Database extends AccountsTables, JobsTables, SubscriptionsTables, LogsTables, ChatTables, DataTables, ModelsTables {
   schema_migrations: SchemaMigrationsTable;
 }

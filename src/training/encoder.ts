@@ -3,8 +3,9 @@
  * reloaded from the database encodes new rows exactly like the worker did.
  *
  * Inputs:
- *  - numeric input: min-max scaled with the fit rows' min/max (constant column -> always 0);
- *    missing/non-numeric cell at predict time -> the fit rows' mean.
+ *  - numeric input: min-max scaled into [-1, 1] with the fit rows' min/max (constant column -> always 0);
+ *    missing/non-numeric cell at predict time -> the fit rows' mean. Centred inputs suit the tanh network:
+ *    on the benchmark, [0, 1] inputs left brain stuck on a plateau (validation MSE ~1.0 vs ~0.1 centred).
  *  - categorical input: one-hot over the categories seen in the fit rows (sorted); unknown/empty -> all 0.
  *  - date part column (year/month/day/hour/minute): the value min-max scaled, plus sin/cos(2*pi*v/P) with
  *    P = 12 (month), 31 (day), 24 (hour), 60 (minute); year is only scaled.
@@ -12,9 +13,9 @@
  *  - weekday sin/cos(2*pi*weekday/7) when the series is daily or finer and real dates are known, because a
  *    weekly pattern cannot be derived from year/month/day values by the network.
  * Outputs:
- *  - numeric output: min-max scaled into [OUTPUT_LOW, OUTPUT_HIGH] (inside brain's sigmoid range) and scaled
- *    back on decode.
- *  - categorical output: one-hot; decode = argmax.
+ *  - numeric output: min-max scaled into [OUTPUT_LOW, OUTPUT_HIGH] = [-0.8, 0.8], inside the (-1, 1) range of
+ *    the tanh output layer, and scaled back on decode.
+ *  - categorical output: one-hot with OUTPUT_LOW for "no" and OUTPUT_HIGH for "yes"; decode = argmax.
  */
 import { DateTime } from 'luxon';
 import type { ColumnSpec, DatePart } from './types.js';
@@ -22,11 +23,17 @@ import { PART_ORDER, PART_PERIOD, dateFromParts, parseDate, type FrequencyInfo }
 import { countDecimals, isEmptyCell, parseNumber } from './values.js';
 
 /**
- * Numeric targets are mapped into [0.1, 0.9] rather than [0, 1]: the sigmoid only reaches 0/1
+ * Activation of every brain layer. tanh rather than brain's default sigmoid: zero-centred units converge
+ * much faster with brain's plain per-sample SGD (bench/train: validation MSE 0.09-0.12 vs 0.12-0.19 for the
+ * best sigmoid setting, same epochs).
+ */
+export const ACTIVATION = 'tanh' as const;
+/**
+ * Numeric targets are mapped into [-0.8, 0.8] rather than the full (-1, 1): tanh only reaches +-1
  * asymptotically, and the headroom lets forecasts go somewhat beyond the training range (trends).
  */
-export const OUTPUT_LOW = 0.1;
-export const OUTPUT_HIGH = 0.9;
+export const OUTPUT_LOW = -0.8;
+export const OUTPUT_HIGH = 0.8;
 
 interface Stats {
   min: number;
@@ -58,6 +65,9 @@ export interface TimeAxisState extends FrequencyInfo {
 
 export interface EncoderState {
   version: 1;
+  /** Target range the network was trained on (stored so old models decode correctly if defaults change). */
+  outputLow: number;
+  outputHigh: number;
   inputs: InputFeature[];
   outputs: OutputTarget[];
   timeAxis: TimeAxisState;
@@ -96,9 +106,10 @@ function stats(values: number[]): Stats {
   return values.length === 0 ? { min: 0, max: 0, mean: 0 } : { min, max, mean: sum / values.length };
 }
 
+/** Min-max into [-1, 1]; a constant column carries no information and encodes as 0. */
 function scale(value: number, s: { min: number; max: number }): number {
   const range = s.max - s.min;
-  return range > 0 ? (value - s.min) / range : 0;
+  return range > 0 ? (2 * (value - s.min)) / range - 1 : 0;
 }
 
 export function readPart(cell: string | null | undefined): number | null {
@@ -147,7 +158,7 @@ export function fitEncoder(
     timeAxis.realDates && (timeAxis.unit === 'day' || timeAxis.unit === 'hour' || timeAxis.unit === 'minute');
   const inputSize = inputs.reduce((sum, f) => sum + featureWidth(f), 0) + (weekday ? 2 : 0);
   const outputSize = outputs.reduce((sum, t) => sum + (t.type === 'numeric' ? 1 : t.categories.length), 0);
-  return { version: 1, inputs, outputs, timeAxis, weekday, inputSize, outputSize };
+  return { version: 1, outputLow: OUTPUT_LOW, outputHigh: OUTPUT_HIGH, inputs, outputs, timeAxis, weekday, inputSize, outputSize };
 }
 
 function pushPart(x: Float32Array, at: number, part: DatePart, value: number | null, s: Stats): number {
@@ -215,16 +226,17 @@ export function readOutputs(state: EncoderState, read: CellReader): OutputValue[
 }
 
 export function encodeOutputs(state: EncoderState, values: OutputValue[]): Float32Array {
+  const { outputLow: low, outputHigh: high } = state;
   const y = new Float32Array(state.outputSize);
   let at = 0;
   state.outputs.forEach((t, i) => {
     if (t.type === 'numeric') {
       const range = t.max - t.min;
       const unit = range > 0 ? ((values[i] as number) - t.min) / range : 0.5;
-      y[at++] = OUTPUT_LOW + unit * (OUTPUT_HIGH - OUTPUT_LOW);
+      y[at++] = low + unit * (high - low);
     } else {
       const index = t.categories.indexOf(values[i] as string);
-      if (index >= 0) y[at + index] = 1;
+      for (let k = 0; k < t.categories.length; k++) y[at + k] = k === index ? high : low;
       at += t.categories.length;
     }
   });
@@ -235,7 +247,7 @@ export function decodeOutputs(state: EncoderState, y: ArrayLike<number>): Output
   let at = 0;
   return state.outputs.map((t) => {
     if (t.type === 'numeric') {
-      const unit = ((y[at++] ?? 0) - OUTPUT_LOW) / (OUTPUT_HIGH - OUTPUT_LOW);
+      const unit = ((y[at++] ?? 0) - state.outputLow) / (state.outputHigh - state.outputLow);
       return t.min + unit * (t.max - t.min);
     }
     let best = 0;

@@ -19,7 +19,7 @@
  * daily 7, hourly 24, else 1 = last value); when that row is before the first considered row, the previous
  * row. Frequency: modal gap between consecutive known dates (dates.detectFrequency).
  *
- * Network: brain.js NeuralNetwork, sigmoid, per-sample SGD (momentum 0.1). Training rows are shuffled once
+ * Network: brain.js NeuralNetwork, tanh (encoder.ts ACTIVATION), per-sample SGD (momentum 0.1). Training rows are shuffled once
  * (seeded) because brain never shuffles and chronological order would bias the last epochs to the end.
  */
 import brain from 'brain.js';
@@ -34,10 +34,11 @@ import {
   parseDate,
   stepDate,
   timelineFromParts,
+  withDateCache,
   type PartValues,
 } from './dates.js';
 import {
-  encodeInputs,
+  ACTIVATION,
   encodeOutputs,
   fitEncoder,
   readOutputs,
@@ -48,7 +49,7 @@ import {
   type TimeAxisState,
 } from './encoder.js';
 import { mulberry32, shuffleInPlace, withSeededRandom } from './prng.js';
-import { loadNetwork, predict, runEncoded, runRow, type NetworkLike } from './predict.js';
+import { encodeRow, loadNetwork, predict, runEncoded, runRow, type NetworkLike } from './predict.js';
 import {
   TrainingError,
   type ColumnSpec,
@@ -65,7 +66,7 @@ export const HOLDOUT_SHARE = 0.2;
 export const MAX_HIDDEN_LAYERS = 5;
 export const MIN_LAYER_WIDTH = 8;
 export const MAX_LAYER_WIDTH = 64;
-export const DEFAULT_LEARNING_RATE = 0.1;
+export const DEFAULT_LEARNING_RATE = 0.05;
 export const DEFAULT_DEVIATION_TARGET = 10;
 export const MAX_EPOCHS = 100_000;
 /** Epoch budget default: about SAMPLE_EPOCH_BUDGET row presentations per fit, within [20, 2000] epochs. */
@@ -95,8 +96,8 @@ interface Analysis {
 }
 
 interface Sample {
-  input: Float32Array;
-  output: Float32Array;
+  input: number[];
+  output: number[];
   actual: OutputValue[];
 }
 
@@ -109,9 +110,11 @@ interface ResolvedParams extends TrainingParams {
 
 /** Trains and forecasts; throws TrainingError('invalid_input') for uploads that cannot be trained on. */
 export function trainModel(input: TrainingInput, hooks: EngineHooks = {}): TrainingResult {
-  const analysis = analyse(input);
-  const params = resolveParams(input.params, analysis.known.length);
-  return withSeededRandom(params.seed, () => run(input, analysis, params, hooks));
+  return withDateCache(() => {
+    const analysis = analyse(input);
+    const params = resolveParams(input.params, analysis.known.length);
+    return withSeededRandom(params.seed, () => run(input, analysis, params, hooks));
+  });
 }
 
 function run(input: TrainingInput, analysis: Analysis, params: ResolvedParams, hooks: EngineHooks): TrainingResult {
@@ -122,10 +125,12 @@ function run(input: TrainingInput, analysis: Analysis, params: ResolvedParams, h
   const holdout = known.slice(n - validationRows);
   const progress = new ProgressReporter(params.epochs * 2, hooks);
   const random = mulberry32(params.seed ^ 0x9e3779b9);
+  // Layer count from the known-row count, so both fits build the same shape.
+  const layers = hiddenLayerCount(params.layersRequested, n);
 
   // Phase 1: fit on the first 80%, score on the hold-out.
   const encA = fitEncoder(analysis.columns, trainRows.map((i) => readers[i] as CellReader), analysis.timeAxis, analysis.dateFormats);
-  const fitA = fitNetwork(encA, samplesOf(encA, trainRows, readers), params, random, (epoch, error) =>
+  const fitA = fitNetwork(encA, samplesOf(encA, trainRows, readers), params, layers, random, (epoch, error) =>
     progress.epoch(epoch, error),
   );
   const predictions = holdout.map((i) => runRow(fitA.net, encA, readers[i] as CellReader));
@@ -143,7 +148,7 @@ function run(input: TrainingInput, analysis: Analysis, params: ResolvedParams, h
 
   // Phase 2: retrain from scratch on every known row for the stored model.
   const encB = fitEncoder(analysis.columns, known.map((i) => readers[i] as CellReader), analysis.timeAxis, analysis.dateFormats);
-  const fitB = fitNetwork(encB, samplesOf(encB, known, readers), params, random, (epoch, error) =>
+  const fitB = fitNetwork(encB, samplesOf(encB, known, readers), params, layers, random, (epoch, error) =>
     progress.epoch(params.epochs + epoch, error),
   );
   const model: TrainedModel = { version: 1, network: fitB.json, encoder: encB, params };
@@ -203,16 +208,17 @@ function resolveParams(p: TrainingParams, knownRows: number): ResolvedParams {
   return { ...p, learningRate, epochs, deviationTarget, seed };
 }
 
-/** Hidden layer sizes: see TrainingParams.layersRequested. */
-export function hiddenLayers(layersRequested: number | undefined, inputs: number, outputs: number, rows: number): number[] {
-  const count =
-    layersRequested !== undefined && layersRequested > 0
-      ? Math.min(MAX_HIDDEN_LAYERS, Math.round(layersRequested) || 1)
-      : rows < 1000
-        ? 1
-        : 2;
-  const width = Math.max(MIN_LAYER_WIDTH, Math.min(MAX_LAYER_WIDTH, 2 ** Math.ceil(Math.log2(inputs + outputs))));
-  return Array.from({ length: count }, () => width);
+/** Hidden layer count: see TrainingParams.layersRequested. */
+export function hiddenLayerCount(layersRequested: number | undefined, knownRows: number): number {
+  if (layersRequested !== undefined && layersRequested > 0) {
+    return Math.min(MAX_HIDDEN_LAYERS, Math.max(1, Math.round(layersRequested)));
+  }
+  return knownRows < 1000 ? 1 : 2;
+}
+
+/** Width of every hidden layer: next power of two >= inputs + outputs, within [8, 64]. */
+export function hiddenLayerWidth(inputs: number, outputs: number): number {
+  return Math.max(MIN_LAYER_WIDTH, Math.min(MAX_LAYER_WIDTH, 2 ** Math.ceil(Math.log2(inputs + outputs))));
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -375,7 +381,7 @@ function samplesOf(encoder: EncoderState, indices: number[], readers: CellReader
   return indices.map((i) => {
     const read = readers[i] as CellReader;
     const actual = readOutputs(encoder, read);
-    return { input: encodeInputs(encoder, read), output: encodeOutputs(encoder, actual), actual };
+    return { input: encodeRow(encoder, read), output: Array.from(encodeOutputs(encoder, actual)), actual };
   });
 }
 
@@ -396,11 +402,13 @@ function fitNetwork(
   encoder: EncoderState,
   samples: Sample[],
   params: ResolvedParams,
+  layers: number,
   random: () => number,
   onEpoch: (epoch: number, error: number) => void,
 ): Fit {
-  const hidden = hiddenLayers(params.layersRequested, encoder.inputSize, encoder.outputSize, samples.length);
-  const net = new brain.NeuralNetwork({ hiddenLayers: hidden, activation: 'sigmoid' });
+  const width = hiddenLayerWidth(encoder.inputSize, encoder.outputSize);
+  const hidden = Array.from({ length: layers }, () => width);
+  const net = new brain.NeuralNetwork({ hiddenLayers: hidden, activation: ACTIVATION });
   const data = shuffleInPlace(
     samples.map((s) => ({ input: s.input, output: s.output })),
     random,

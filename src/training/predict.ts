@@ -18,8 +18,14 @@ import { formatNumber } from './values.js';
 export type NetworkLike = { run(input: ArrayLike<number>): ArrayLike<number> };
 
 export function loadNetwork(json: unknown): NetworkLike {
+  const source = json as INeuralNetworkJSON;
+  // brain's fromJSON adopts json.trainOpts by reference and fills in defaults (timeout: Infinity, which
+  // JSON turns into null and fromJSON then rejects), so hand it a cleaned copy and keep the model pristine.
+  const trainOpts = Object.fromEntries(
+    Object.entries(source.trainOpts ?? {}).filter(([, v]) => v !== null && v !== undefined),
+  );
   const net = new brain.NeuralNetwork();
-  net.fromJSON(json as INeuralNetworkJSON);
+  net.fromJSON({ ...source, sizes: [...source.sizes], trainOpts });
   return net as unknown as NetworkLike;
 }
 
@@ -44,12 +50,20 @@ export function adjustForecast(pred: number, params: TrainingParams): number {
   return value;
 }
 
-/** Raw (unadjusted, unrounded) model outputs for one row. */
-export function runRow(net: NetworkLike, encoder: EncoderState, read: CellReader): OutputValue[] {
-  return decodeOutputs(encoder, net.run(encodeInputs(encoder, read)));
+/**
+ * brain gets plain arrays (of float32-rounded values, exactly what it trains on): a typed array would make
+ * brain build an index lookup table for it and convert every input through it on run().
+ */
+export function encodeRow(encoder: EncoderState, read: CellReader): number[] {
+  return Array.from(encodeInputs(encoder, read));
 }
 
-export function runEncoded(net: NetworkLike, encoder: EncoderState, input: Float32Array): OutputValue[] {
+/** Raw (unadjusted, unrounded) model outputs for one row. */
+export function runRow(net: NetworkLike, encoder: EncoderState, read: CellReader): OutputValue[] {
+  return decodeOutputs(encoder, net.run(encodeRow(encoder, read)));
+}
+
+export function runEncoded(net: NetworkLike, encoder: EncoderState, input: number[]): OutputValue[] {
   return decodeOutputs(encoder, net.run(input));
 }
 

@@ -28,7 +28,7 @@ export interface TrainingParams {
    * clamped to 8..64 (e.g. 10 inputs + 1 output -> 16).
    */
   layersRequested?: number;
-  /** brain.js SGD learning rate, 0 < lr < 1. Default 0.1 (momentum fixed at brain's 0.1). */
+  /** brain.js SGD learning rate, 0 < lr < 1. Default 0.05 (momentum fixed at brain's 0.1). */
   learningRate?: number;
   /** Use only the most recent N known rows (after invalid rows are skipped). 0/undefined = all. */
   dataRowsToConsider?: number;

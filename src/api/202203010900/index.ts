@@ -1,6 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import { accountsRoutes } from './accounts.routes.js';
+import { chatRoutes } from './chat.routes.js';
+import { dataRoutes } from './data.routes.js';
+import { jobsRoutes } from './jobs.routes.js';
+import { trainingsRoutes } from './trainings.routes.js';
+import { logsRoutes } from './logs.routes.js';
+import { modelsRoutes } from './models.routes.js';
+import { subscriptionsRoutes } from './subscriptions.routes.js';
 
 export const CURRENT_VERSION = '202203010900';
 
@@ -12,4 +19,11 @@ export interface VersionOptions {
 export async function currentVersion(app: FastifyInstance, opts: { services: Services } & VersionOptions) {
   const { services } = opts;
   accountsRoutes(app, services, opts);
+  jobsRoutes(app, services);
+  trainingsRoutes(app, services);
+  subscriptionsRoutes(app, services);
+  logsRoutes(app, services);
+  chatRoutes(app, services);
+  modelsRoutes(app, services);
+  dataRoutes(app, services);
 }

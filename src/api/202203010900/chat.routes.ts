@@ -1,0 +1,537 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { isAdmin, type Caller } from '../../domain/caller.js';
+import type { ChatRow } from '../../domain/chat/chats.repository.js';
+import type { ClientDetails, ClientRow } from '../../domain/chat/clients.repository.js';
+import { DEFAULT_PROMPT_MAX_TOKENS, parsePrompt } from '../../domain/chat/prompts.service.js';
+import type { ChatSentenceRow, SentenceRow, UsecaseSentenceRow } from '../../domain/chat/sentences.repository.js';
+import type { UsecaseFields, UsecaseRow } from '../../domain/chat/usecases.repository.js';
+import { Errors, isAppError } from '../../domain/errors.js';
+import { p } from '../../http/params.js';
+import { defineRoute } from '../../http/route.js';
+import type { Services } from '../../services.js';
+import { formatNullableTimestamp, formatTimestamp, wireDateToInstant } from '../shared/subscriptions.time.js';
+
+// ---------- wire records (numbers as strings, legacy casing; additions noted in docs/notes/chat.md) ----------
+
+const str = (n: number | null) => (n === null ? null : String(n));
+const flag = (b: boolean) => (b ? '1' : '0');
+
+/** Keeps the columns `fields` picked, in the order given. */
+function pick<T extends Record<string, unknown>>(record: T, fields: string[]): Partial<T> {
+  const out: Record<string, unknown> = {};
+  for (const key of fields) if (Object.hasOwn(record, key)) out[key] = record[key];
+  return out as Partial<T>;
+}
+
+/** The provider key is never returned: masked for administrators, null for everyone else. */
+const clientRecord = (row: ClientRow, caller: Caller) => ({
+  Id: String(row.id),
+  FiscalId: row.fiscal_id,
+  CompanyName: row.company_name,
+  CompanyLegalName: row.company_legal_name,
+  CompanyAddress1: row.company_address1,
+  CompanyAddress2: row.company_address2,
+  CompanyAddress3: row.company_address3,
+  CompanyCity: row.company_city,
+  CompanyZipCode: row.company_zip_code,
+  CompanyProviderKey: isAdmin(caller) ? row.provider_key_hint : null,
+});
+
+const usecaseRecord = (row: UsecaseRow, tz: string) => ({
+  Id: String(row.id),
+  clie_Id: String(row.client_id),
+  User_Id: str(row.user_id),
+  Description: row.description,
+  Welcome: row.welcome,
+  StartDateTime: formatTimestamp(row.start_at, tz),
+  FinishDateTime: formatNullableTimestamp(row.finish_at, tz),
+  Tokens: String(row.tokens),
+  WordsForManual: row.words_for_manual,
+  WordsForAttention: row.words_for_attention,
+  TimeOutForAutoMsg: String(row.timeout_for_auto_msg),
+  AutoMsg: row.auto_msg,
+  ManualMessage: row.manual_message,
+  LastUpdDateTime: formatTimestamp(row.updated_at, tz),
+  Hash: row.hash,
+  Temperature: String(row.temperature),
+  Active: flag(row.is_active),
+});
+
+const chatRecord = (row: ChatRow, tz: string) => ({
+  Id: String(row.id),
+  usca_Id: String(row.usecase_id),
+  User_Id: str(row.user_id),
+  StartDateTime: formatTimestamp(row.start_at, tz),
+  FinishDateTime: formatNullableTimestamp(row.finish_at, tz),
+  Status: row.status,
+  ControlType: row.control_type,
+  UserManaging_Id: str(row.user_managing_id),
+  Tokens: String(row.tokens),
+  Hash: row.hash,
+  Active: flag(row.is_active),
+  Attention: flag(row.needs_attention),
+  LastUpdDateTime: formatTimestamp(row.updated_at, tz),
+});
+
+const sentenceRecord = (row: SentenceRow, tz: string) => ({
+  Id: String(row.id),
+  Text: row.text,
+  Tokens: String(row.tokens),
+  clie_Id: String(row.client_id),
+  DateTime: formatTimestamp(row.created_at, tz),
+});
+
+const chatSentenceRecord = (row: ChatSentenceRow, tz: string) => ({
+  ...sentenceRecord(row, tz),
+  DateTime: formatTimestamp(row.said_at, tz),
+  Role: String(row.role),
+  Rate: str(row.rate),
+  User_Id: str(row.user_id),
+});
+
+const usecaseSentenceRecord = (row: UsecaseSentenceRow, tz: string) => ({ ...sentenceRecord(row, tz), Order: String(row.position) });
+
+// ---------- `data` JSON parameters ----------
+
+function jsonObject(text: string, parameter: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw Errors.invalidParameter(parameter, 'is not valid JSON');
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw Errors.invalidParameter(parameter, 'must be a JSON object of fields');
+  return value as Record<string, unknown>;
+}
+
+function parseData<S extends z.ZodType>(schema: S, text: string, parameter = 'data'): z.infer<S> {
+  const result = schema.safeParse(jsonObject(text, parameter));
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  if (issue.code === 'unrecognized_keys') throw Errors.invalidParameter(parameter, `unknown field '${issue.keys[0]}'`);
+  throw Errors.invalidParameter(parameter, `field '${issue.path.map(String).join('.')}' ${issue.message}`);
+}
+
+const dataText = (max = 10_000) =>
+  z.preprocess((v) => (v === null ? '' : typeof v === 'number' ? String(v) : v), z.string({ error: 'must be a string' }).max(max, { error: `must be at most ${max} characters` }));
+const dataNumber = (min: number, max: number, error: string) =>
+  z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v), z.number({ error }).finite({ error }).min(min, { error }).max(max, { error }));
+const dataDate = () => z.string().regex(/^\d{4}-\d{2}-\d{2}( \d{2}:\d{2}(:\d{2})?)?$/, { error: "must be a date as 'YYYY-MM-DD HH:MM:SS'" });
+
+const usecaseDataSchema = z
+  .object({
+    Description: dataText().optional(),
+    Welcome: dataText().optional(),
+    StartDateTime: dataDate().optional(),
+    FinishDateTime: dataDate().nullable().optional(),
+    WordsForManual: dataText().optional(),
+    WordsForAttention: dataText().optional(),
+    TimeOutForAutoMsg: dataNumber(0, 7 * 24 * 3600, 'must be whole seconds from 0 (off) to 604800').pipe(z.number().int({ error: 'must be whole seconds' })).optional(),
+    AutoMsg: dataText().optional(),
+    ManualMessage: dataText().optional(),
+    Temperature: dataNumber(0, 2, 'must be a number from 0 to 2').optional(),
+  })
+  .strict();
+
+function usecaseFields(text: string, tz: string): UsecaseFields {
+  const d = parseData(usecaseDataSchema, text);
+  const fields: UsecaseFields = {
+    description: d.Description,
+    welcome: d.Welcome,
+    words_for_manual: d.WordsForManual,
+    words_for_attention: d.WordsForAttention,
+    timeout_for_auto_msg: d.TimeOutForAutoMsg,
+    auto_msg: d.AutoMsg,
+    manual_message: d.ManualMessage,
+    temperature: d.Temperature,
+  };
+  if (d.StartDateTime !== undefined) fields.start_at = wireDateToInstant(d.StartDateTime, tz, 'data.StartDateTime');
+  if (d.FinishDateTime !== undefined) fields.finish_at = d.FinishDateTime === null ? null : wireDateToInstant(d.FinishDateTime, tz, 'data.FinishDateTime');
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+}
+
+const clientText = () => dataText(500).optional();
+const clientDataSchema = z
+  .object({
+    FiscalId: clientText(),
+    CompanyName: clientText(),
+    CompanyLegalName: clientText(),
+    CompanyAddress1: clientText(),
+    CompanyAddress2: clientText(),
+    CompanyAddress3: clientText(),
+    CompanyCity: clientText(),
+    CompanyZipCode: clientText(),
+  })
+  .strict();
+
+function clientDetails(text: string | undefined): ClientDetails | undefined {
+  if (text === undefined) return undefined;
+  const d = parseData(clientDataSchema, text);
+  const details: ClientDetails = {
+    fiscal_id: d.FiscalId,
+    company_name: d.CompanyName,
+    company_legal_name: d.CompanyLegalName,
+    company_address1: d.CompanyAddress1,
+    company_address2: d.CompanyAddress2,
+    company_address3: d.CompanyAddress3,
+    company_city: d.CompanyCity,
+    company_zip_code: d.CompanyZipCode,
+  };
+  return Object.fromEntries(Object.entries(details).filter(([, v]) => v !== undefined));
+}
+
+// ---------- parameters ----------
+
+const listing = { tz: p.tz(), fields: p.string(2000).optional(), where: p.string(2000).optional() };
+const role = () => p.int().refine((n) => n >= 0 && n <= 2, { error: 'must be 0 (system), 1 (user) or 2 (assistant)' }).transform((n) => n as 0 | 1 | 2);
+const position = () => p.int().refine((n) => n >= 1, { error: 'must be a position from 1' });
+const direction = () =>
+  z.preprocess(
+    (v) => (typeof v === 'string' ? v.trim().toLowerCase() : v),
+    z.enum(['up', 'down'], { error: "must be 'Up' or 'Down'" }).transform((d) => (d === 'up' ? 'Up' : 'Down')),
+  );
+const control = () =>
+  z.preprocess(
+    (v) => (typeof v === 'string' ? v.trim().toLowerCase() : v),
+    z.enum(['auto', 'manual'], { error: "must be 'auto' or 'manual'" }),
+  );
+/** `user` of PATCH /chat: the operator's id, or empty/0 to release the chat. */
+const managingUser = () =>
+  z.preprocess(
+    (v) => (v === undefined ? undefined : v === '' || v === '0' || v === 0 || v === null ? null : typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v) : v),
+    z.number({ error: 'must be a user id' }).int().min(1).max(2_147_483_647).nullable().optional(),
+  );
+
+const since = (text: string | undefined, tz: string, parameter: string) => (text === undefined ? undefined : wireDateToInstant(text, tz, parameter));
+
+// ---------- /aichat server-sent events ----------
+
+/**
+ * Streams the reply as server-sent events; the response starts with the first piece of text, so a
+ * failure before that still answers the ordinary error envelope.
+ */
+async function streamPrompt(services: Services, caller: Caller, request: FastifyRequest, reply: FastifyReply, prompt: ReturnType<typeof parsePrompt>, maxTokens: number) {
+  const abort = new AbortController();
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished) abort.abort();
+  });
+  let started = false;
+  const start = () => {
+    if (started) return;
+    started = true;
+    reply.hijack();
+    reply.raw.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+      'x-request-id': request.id,
+    });
+  };
+  const send = (event: string, data: unknown) => reply.raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  try {
+    const result = await services.prompts.stream(caller, prompt, maxTokens, (text) => {
+      start();
+      send('delta', { text });
+    }, abort.signal);
+    start();
+    send('done', { status: 0, data: result.text, usage: result.usage });
+  } catch (error) {
+    if (!started) throw error;
+    request.log.info({ reason: isAppError(error) ? error.message : 'unexpected' }, 'prompt stream failed');
+    send('error', { status: 1, data: isAppError(error) ? error.message : `Internal error; reference ${request.id}` });
+  }
+  reply.raw.end();
+  return undefined;
+}
+
+/** Section 4.7 (current version only): clients, use cases, sentences, chats, ratings and prompts. */
+export function chatRoutes(app: FastifyInstance, services: Services) {
+  // ----- clients -----
+  defineRoute(app, {
+    method: 'GET',
+    url: '/client.php',
+    auth: 'session',
+    summary: 'Clients: every client for administrators, your own otherwise; CompanyProviderKey masked for administrators, null otherwise',
+    params: z.object(listing),
+    async handler({ params, caller }) {
+      const { rows, fields } = await services.clients.list(caller, params);
+      return rows.map((row) => pick(clientRecord(row, caller), fields));
+    },
+  });
+
+  defineRoute(app, {
+    method: 'POST',
+    url: '/client.php',
+    auth: 'session',
+    summary: 'Create a client with its provider key (stored encrypted); a user without a client becomes its member. Answers the id',
+    params: z.object({ tz: p.tz(), provider_key: p.string(500), data: p.string(10_000).optional() }),
+    async handler({ params, caller }) {
+      return services.clients.create(caller, { providerKey: params.provider_key, details: clientDetails(params.data) });
+    },
+  });
+
+  defineRoute(app, {
+    method: 'PATCH',
+    url: '/client.php',
+    auth: 'session',
+    summary: 'Update a client (data, provider_key); administrators attach a user with user_id, or detach it with user_id and detach=1',
+    params: z.object({
+      tz: p.tz(),
+      id: p.id(),
+      data: p.string(10_000).optional(),
+      provider_key: p.string(500).optional(),
+      user_id: p.id().optional(),
+      detach: p.flag().optional(),
+    }),
+    async handler({ params, caller }) {
+      if (params.detach === 1 && params.user_id === undefined) throw Errors.missingParameter('user_id');
+      await services.clients.patch(caller, params.id, {
+        details: clientDetails(params.data),
+        providerKey: params.provider_key,
+        attachUserId: params.detach === 1 ? undefined : params.user_id,
+        detachUserId: params.detach === 1 ? params.user_id : undefined,
+      });
+      return 'success';
+    },
+  });
+
+  // ----- use cases -----
+  defineRoute(app, {
+    method: 'GET',
+    url: '/usecase.php',
+    auth: 'session',
+    summary: "Use cases: of a user's client changed since upd_date, of one client (clie_id), or filtered with fields/where",
+    params: z.object({ ...listing, user_id: p.id().optional(), upd_date: p.date().optional(), clie_id: p.id().optional() }),
+    async handler({ params, caller }) {
+      const { rows, fields } = await services.usecases.list(caller, {
+        userId: params.user_id,
+        changedSince: since(params.upd_date, params.tz, 'upd_date'),
+        clientId: params.clie_id,
+        fields: params.fields,
+        where: params.where,
+        tz: params.tz,
+      });
+      return rows.map((row) => pick(usecaseRecord(row, params.tz), fields));
+    },
+  });
+
+  defineRoute(app, {
+    method: 'POST',
+    url: '/usecase.php',
+    auth: 'session',
+    summary: 'Create a use case of a client from a JSON object of its fields; answers the id',
+    params: z.object({ tz: p.tz(), client_id: p.id(), data: p.string(100_000) }),
+    async handler({ params, caller }) {
+      return services.usecases.create(caller, params.client_id, usecaseFields(params.data, params.tz));
+    },
+  });
+
+  defineRoute(app, {
+    method: 'PATCH',
+    url: '/usecase.php',
+    auth: 'session',
+    summary: 'Update a use case (data JSON), close=1 / open=1 it, or set active 0/1; LastUpdDateTime and Hash change',
+    params: z.object({ tz: p.tz(), id: p.id(), data: p.string(100_000).optional(), close: p.int().optional(), open: p.int().optional(), active: p.flag().optional() }),
+    async handler({ params, caller }) {
+      await services.usecases.patch(caller, params.id, {
+        fields: params.data === undefined ? undefined : usecaseFields(params.data, params.tz),
+        close: params.close !== undefined && params.close !== 0,
+        open: params.open !== undefined && params.open !== 0,
+        active: params.active === undefined ? undefined : params.active === 1,
+      });
+      return 'success';
+    },
+  });
+
+  // ----- sentences in a use case, and their order -----
+  defineRoute(app, {
+    method: 'POST',
+    url: '/usecase_sentence.php',
+    auth: 'session',
+    summary: 'Link sentences to use cases (comma-separated ids), at order_id or at the end; answers how many links were made',
+    params: z.object({ tz: p.tz(), usca_id: p.idList(), sent_id: p.idList(), order_id: position().optional() }),
+    async handler({ params, caller }) {
+      return services.usecases.linkSentences(caller, params.usca_id, params.sent_id, params.order_id);
+    },
+  });
+
+  defineRoute(app, {
+    method: 'DELETE',
+    url: '/usecase_sentence.php',
+    auth: 'session',
+    summary: "Unlink sentences from use cases; tokens=1 subtracts the sentences' tokens from the use case",
+    params: z.object({ tz: p.tz(), usca_id: p.idList(), sent_id: p.idList(), tokens: p.flag().default(0) }),
+    async handler({ params, caller }) {
+      await services.usecases.unlinkSentences(caller, params.usca_id, params.sent_id, params.tokens === 1);
+      return 'success';
+    },
+  });
+
+  defineRoute(app, {
+    method: 'PATCH',
+    url: '/usecase_sentence.php',
+    auth: 'session',
+    summary: 'Move the sentence at position order_id one place Up or Down in the use case',
+    params: z.object({ tz: p.tz(), usca_id: p.id(), order_id: position(), direction: direction() }),
+    async handler({ params, caller }) {
+      await services.usecases.moveSentence(caller, params.usca_id, params.order_id, params.direction);
+      return 'success';
+    },
+  });
+
+  // ----- chats -----
+  defineRoute(app, {
+    method: 'GET',
+    url: '/chat.php',
+    auth: 'session',
+    summary: 'Chats of your client (every chat for administrators), by user_id, hash, upd_date, chat_id list, or fields/where',
+    params: z.object({ ...listing, user_id: p.id().optional(), hash: p.string(255).optional(), upd_date: p.date().optional(), chat_id: p.idList().optional() }),
+    async handler({ params, caller }) {
+      const { rows, fields } = await services.chat.list(caller, {
+        userId: params.user_id,
+        hash: params.hash,
+        changedSince: since(params.upd_date, params.tz, 'upd_date'),
+        chatIds: params.chat_id,
+        fields: params.fields,
+        where: params.where,
+        tz: params.tz,
+      });
+      return rows.map((row) => pick(chatRecord(row, params.tz), fields));
+    },
+  });
+
+  defineRoute(app, {
+    method: 'POST',
+    url: '/chat.php',
+    auth: 'session',
+    summary: "Start a chat on an open use case; its Welcome is the first assistant sentence. Answers the id",
+    params: z.object({ tz: p.tz(), usca_id: p.id(), user_id: p.id(), hash: p.string(255).optional() }),
+    async handler({ params, caller }) {
+      return services.chat.create(caller, { usecaseId: params.usca_id, userId: params.user_id, hash: params.hash });
+    },
+  });
+
+  defineRoute(app, {
+    method: 'PATCH',
+    url: '/chat.php',
+    auth: 'session',
+    summary: 'Finish a chat, set its status, control type (auto/manual), operator (user), add tokens, or set active 0/1; answers success',
+    params: z.object({
+      tz: p.tz(),
+      id: p.id(),
+      finish: p.flag().default(0),
+      status: p.text(100).optional(),
+      control: control().optional(),
+      user: managingUser(),
+      tokens: p.int().default(0),
+      active: p.flag().optional(),
+    }),
+    async handler({ params, caller }) {
+      await services.chat.patch(caller, params.id, {
+        finish: params.finish === 1,
+        status: params.status,
+        control: params.control,
+        managingUserId: params.user,
+        tokens: params.tokens,
+        active: params.active === undefined ? undefined : params.active === 1,
+      });
+      return 'success';
+    },
+  });
+
+  // ----- sentences -----
+  defineRoute(app, {
+    method: 'GET',
+    url: '/sentence.php',
+    auth: 'session',
+    summary: "A chat's sentences in order (chat_id), a use case's in prompt order (usca_id), or your client's filtered with fields/where",
+    params: z.object({ ...listing, chat_id: p.id().optional(), usca_id: p.id().optional() }),
+    async handler({ params, caller }) {
+      const query = { fields: params.fields, where: params.where, tz: params.tz };
+      if (params.chat_id !== undefined) {
+        const { rows, fields } = await services.chat.sentencesOf(caller, params.chat_id, query);
+        return rows.map((row) => pick(chatSentenceRecord(row, params.tz), fields));
+      }
+      if (params.usca_id !== undefined) {
+        const { rows, fields } = await services.sentences.listForUsecase(caller, params.usca_id, query);
+        return rows.map((row) => pick(usecaseSentenceRecord(row, params.tz), fields));
+      }
+      const { rows, fields } = await services.sentences.list(caller, query);
+      return rows.map((row) => pick(sentenceRecord(row, params.tz), fields));
+    },
+  });
+
+  defineRoute(app, {
+    method: 'POST',
+    url: '/sentence.php',
+    auth: 'session',
+    summary:
+      'A sentence: said in a chat (chat_id, role; a user sentence in an automatic chat gets the reply before this returns), appended to a use case (usca_id, tokens=1 adds its tokens), or free. Answers its id',
+    params: z.object({
+      tz: p.tz(),
+      text: p.string(20_000),
+      chat_id: p.id().optional(),
+      usca_id: p.id().optional(),
+      user_id: p.id().optional(),
+      role: role().default(0),
+      rate: p.flag().default(1),
+      tokens: p.flag().default(0),
+    }),
+    async handler({ params, caller }) {
+      if (params.chat_id !== undefined) {
+        return services.chat.say(caller, { chatId: params.chat_id, text: params.text, role: params.role, rate: params.rate, userId: params.user_id });
+      }
+      return services.sentences.create(caller, { text: params.text, usecaseId: params.usca_id, addTokens: params.tokens === 1 });
+    },
+  });
+
+  defineRoute(app, {
+    method: 'PATCH',
+    url: '/sentence.php',
+    auth: 'session',
+    summary: "Change a sentence's text (its token count follows)",
+    params: z.object({ tz: p.tz(), id: p.id(), new_text: p.string(20_000) }),
+    async handler({ params, caller }) {
+      await services.sentences.patchText(caller, params.id, params.new_text);
+      return 'success';
+    },
+  });
+
+  defineRoute(app, {
+    method: 'PATCH',
+    url: '/chat-sentence.php',
+    auth: 'session',
+    summary: 'Rate a sentence of a chat: 0 bad, 1 good',
+    params: z.object({ tz: p.tz(), chat_id: p.id(), sent_id: p.id(), rate: p.flag() }),
+    async handler({ params, caller }) {
+      await services.chat.rate(caller, params.chat_id, params.sent_id, params.rate);
+      return 'success';
+    },
+  });
+
+  // ----- prompt -----
+  defineRoute(app, {
+    method: 'POST',
+    url: '/aichat.php',
+    auth: 'session',
+    summary:
+      "Send a prompt (words, or a JSON array of {role, content}) to your client's provider; data is the reply text, or with tokens=1 the prompt's token count. Accept: text/event-stream streams the reply",
+    params: z.object({
+      tz: p.tz(),
+      prompt: p.string(200_000),
+      max_tokens: p.int().refine((n) => n >= 1, { error: 'must be a positive number of tokens' }).default(DEFAULT_PROMPT_MAX_TOKENS),
+      tokens: p.flag().default(0),
+    }),
+    async handler({ params, caller, request, reply }) {
+      const prompt = parsePrompt(params.prompt);
+      if (params.tokens === 1) return services.prompts.countTokens(prompt);
+      if (/\btext\/event-stream\b/i.test(request.headers.accept ?? '')) {
+        return streamPrompt(services, caller, request, reply, prompt, params.max_tokens);
+      }
+      return (await services.prompts.complete(caller, prompt, params.max_tokens)).text;
+    },
+  });
+}

@@ -1,0 +1,100 @@
+import type { Generated } from 'kysely';
+
+export interface ClientsTable {
+  id: Generated<number>;
+  fiscal_id: string | null;
+  company_name: string | null;
+  company_legal_name: string | null;
+  company_address1: string | null;
+  company_address2: string | null;
+  company_address3: string | null;
+  company_city: string | null;
+  company_zip_code: string | null;
+  /** AES-256-GCM ciphertext of the provider key (see domain/chat/secret-box.ts). */
+  provider_key_enc: string | null;
+  /** Masked key (`sk-...abcd`) shown to administrators. */
+  provider_key_hint: string | null;
+  created_by: number | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface UsecasesTable {
+  id: Generated<number>;
+  client_id: number;
+  user_id: number | null;
+  description: Generated<string>;
+  welcome: Generated<string>;
+  start_at: Generated<Date>;
+  finish_at: Date | null;
+  tokens: Generated<number>;
+  words_for_manual: Generated<string>;
+  words_for_attention: Generated<string>;
+  timeout_for_auto_msg: Generated<number>;
+  auto_msg: Generated<string>;
+  manual_message: Generated<string>;
+  temperature: Generated<number>;
+  is_active: Generated<boolean>;
+  hash: string;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface SentencesTable {
+  id: Generated<number>;
+  client_id: number;
+  text: string;
+  tokens: Generated<number>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface UsecaseSentencesTable {
+  usecase_id: number;
+  sentence_id: number;
+  position: number;
+}
+
+export type ControlType = 'auto' | 'manual';
+
+export interface ChatsTable {
+  id: Generated<number>;
+  usecase_id: number;
+  user_id: number | null;
+  start_at: Generated<Date>;
+  finish_at: Date | null;
+  status: Generated<string>;
+  control_type: Generated<ControlType>;
+  user_managing_id: number | null;
+  tokens: Generated<number>;
+  hash: string | null;
+  is_active: Generated<boolean>;
+  needs_attention: Generated<boolean>;
+  auto_msg_due_at: Date | null;
+  auto_msg_sent_at: Date | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+/** Sentence role: 0 system, 1 user, 2 assistant. */
+export type SentenceRole = 0 | 1 | 2;
+
+export interface ChatSentencesTable {
+  id: Generated<number>;
+  chat_id: number;
+  sentence_id: number;
+  role: SentenceRole;
+  rate: 0 | 1 | null;
+  user_id: number | null;
+  tokens: Generated<number>;
+  created_at: Generated<Date>;
+}
+
+export interface ChatTables {
+  clients: ClientsTable;
+  usecases: UsecasesTable;
+  sentences: SentencesTable;
+  usecase_sentences: UsecaseSentencesTable;
+  chats: ChatsTable;
+  chat_sentences: ChatSentencesTable;
+}

@@ -1,0 +1,226 @@
+import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import { randomBytes } from 'node:crypto';
+import type { Database } from '../../db/schema.js';
+import type { ControlType, SentenceRole } from '../../db/tables/chat.js';
+import { Errors } from '../errors.js';
+
+const COLUMNS = [
+  'chats.id',
+  'chats.usecase_id',
+  'chats.user_id',
+  'chats.start_at',
+  'chats.finish_at',
+  'chats.status',
+  'chats.control_type',
+  'chats.user_managing_id',
+  'chats.tokens',
+  'chats.hash',
+  'chats.is_active',
+  'chats.needs_attention',
+  'chats.auto_msg_due_at',
+  'chats.auto_msg_sent_at',
+  'chats.updated_at',
+  'usecases.client_id',
+] as const;
+
+export interface ChatRow {
+  id: number;
+  usecase_id: number;
+  user_id: number | null;
+  start_at: Date;
+  finish_at: Date | null;
+  status: string;
+  control_type: ControlType;
+  user_managing_id: number | null;
+  tokens: number;
+  hash: string | null;
+  is_active: boolean;
+  needs_attention: boolean;
+  auto_msg_due_at: Date | null;
+  auto_msg_sent_at: Date | null;
+  updated_at: Date;
+  /** The client of the chat's use case: what scopes it. */
+  client_id: number;
+}
+
+export interface ChatListScope {
+  onlyClientId?: number | null;
+  userId?: number;
+  hash?: string;
+  changedSince?: Date;
+  ids?: number[];
+  where?: Expression<SqlBool>;
+}
+
+/** One sentence said in a chat, written together with the chat's other changes. */
+export interface SaidSentence {
+  text: string;
+  tokens: number;
+  role: SentenceRole;
+  rate: 0 | 1 | null;
+  user_id: number | null;
+  /** Provider-reported tokens this sentence cost (assistant replies). */
+  usage?: number;
+}
+
+export interface ChatChanges {
+  finish_at?: Date;
+  status?: string;
+  control_type?: ControlType;
+  user_managing_id?: number | null;
+  is_active?: boolean;
+  needs_attention?: boolean;
+  /** undefined: unchanged; null: nothing scheduled. */
+  auto_msg_due_at?: Date | null;
+  /** Added to the chat's and its use case's `Tokens`. */
+  add_tokens?: number;
+}
+
+export interface DueAutoMessage {
+  chat_id: number;
+  sentence_id: number;
+}
+
+export function createChatsRepository(db: Kysely<Database>) {
+  const base = () => db.selectFrom('chats').innerJoin('usecases', 'usecases.id', 'chats.usecase_id');
+
+  return {
+    /** A new chat and, when the use case has one, its Welcome as the first assistant sentence. */
+    async insert(
+      chat: { usecase_id: number; user_id: number; hash: string | null; auto_msg_due_at: Date | null },
+      welcome: { client_id: number; text: string; tokens: number } | undefined,
+      now: Date,
+    ): Promise<number> {
+      return db.transaction().execute(async (trx) => {
+        const { id } = await trx
+          .insertInto('chats')
+          .values({ ...chat, start_at: now, created_at: now, updated_at: now })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        if (welcome) {
+          const sentence = await trx.insertInto('sentences').values({ ...welcome, created_at: now, updated_at: now }).returning('id').executeTakeFirstOrThrow();
+          await trx.insertInto('chat_sentences').values({ chat_id: id, sentence_id: sentence.id, role: 2, rate: null, user_id: null, created_at: now }).execute();
+        }
+        return id;
+      });
+    },
+
+    async findById(id: number): Promise<ChatRow | undefined> {
+      return base().select(COLUMNS).where('chats.id', '=', id).executeTakeFirst();
+    },
+
+    async list(scope: ChatListScope): Promise<ChatRow[]> {
+      if (scope.onlyClientId === null) return [];
+      let query = base().select(COLUMNS).orderBy('chats.id');
+      if (scope.onlyClientId !== undefined) query = query.where('usecases.client_id', '=', scope.onlyClientId);
+      if (scope.userId !== undefined) query = query.where('chats.user_id', '=', scope.userId);
+      if (scope.hash !== undefined) query = query.where('chats.hash', '=', scope.hash);
+      if (scope.changedSince) query = query.where('chats.updated_at', '>=', scope.changedSince);
+      if (scope.ids) query = query.where('chats.id', 'in', scope.ids);
+      if (scope.where) query = query.where(scope.where);
+      return query.execute();
+    },
+
+    /**
+     * Writes sentences and the chat's changes in one transaction, after re-checking under a row lock
+     * that the chat is still open (a finish may have landed while the provider was answering).
+     * Answers the new sentence ids in order.
+     */
+    async record(chatId: number, clientId: number, said: SaidSentence[], changes: ChatChanges, now: Date): Promise<number[]> {
+      return db.transaction().execute(async (trx) => {
+        const locked = await trx.selectFrom('chats').select(['finish_at', 'usecase_id']).where('id', '=', chatId).forUpdate().executeTakeFirst();
+        if (!locked) throw Errors.notFound('Chat', chatId);
+        if (locked.finish_at !== null) throw Errors.wrongState(`Chat ${chatId} is finished`);
+        const ids: number[] = [];
+        for (const s of said) {
+          const sentence = await trx
+            .insertInto('sentences')
+            .values({ client_id: clientId, text: s.text, tokens: s.tokens, created_at: now, updated_at: now })
+            .returning('id')
+            .executeTakeFirstOrThrow();
+          await trx
+            .insertInto('chat_sentences')
+            .values({ chat_id: chatId, sentence_id: sentence.id, role: s.role, rate: s.rate, user_id: s.user_id, tokens: s.usage ?? 0, created_at: now })
+            .execute();
+          ids.push(sentence.id);
+        }
+        await applyChanges(trx, chatId, locked.usecase_id, changes, now);
+        return ids;
+      });
+    },
+
+    async update(chatId: number, changes: ChatChanges, now: Date): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const chat = await trx.selectFrom('chats').select('usecase_id').where('id', '=', chatId).forUpdate().executeTakeFirst();
+        if (!chat) throw Errors.notFound('Chat', chatId);
+        await applyChanges(trx, chatId, chat.usecase_id, changes, now);
+      });
+    },
+
+    async rate(chatId: number, sentenceId: number, rate: 0 | 1): Promise<boolean> {
+      const result = await db
+        .updateTable('chat_sentences')
+        .set({ rate })
+        .where('chat_id', '=', chatId)
+        .where('sentence_id', '=', sentenceId)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    /**
+     * Claims every chat whose silence message is due and writes that message, in one transaction.
+     * SKIP LOCKED lets several processes poll together without sending a message twice; the claim
+     * clears the schedule, so each silence gets its message once.
+     */
+    async sendDueAutoMessages(now: Date, limit: number): Promise<DueAutoMessage[]> {
+      return db.transaction().execute(async (trx) => {
+        const claimed = await sql<{ id: number; client_id: number; auto_msg: string }>`
+          update chats as c
+          set auto_msg_due_at = null, auto_msg_sent_at = ${now}, updated_at = ${now}
+          from usecases as u
+          where u.id = c.usecase_id and c.id in (
+            select ch.id from chats as ch
+            join usecases as uc on uc.id = ch.usecase_id
+            where ch.auto_msg_due_at <= ${now} and ch.finish_at is null and ch.control_type = 'auto'
+              and uc.is_active and (uc.finish_at is null or uc.finish_at > ${now}) and uc.auto_msg <> ''
+            order by ch.auto_msg_due_at
+            limit ${limit}
+            for update of ch skip locked)
+          returning c.id, u.client_id, u.auto_msg`.execute(trx);
+        const sent: DueAutoMessage[] = [];
+        for (const row of claimed.rows) {
+          const sentence = await trx
+            .insertInto('sentences')
+            .values({ client_id: row.client_id, text: row.auto_msg, tokens: 0, created_at: now, updated_at: now })
+            .returning('id')
+            .executeTakeFirstOrThrow();
+          await trx.insertInto('chat_sentences').values({ chat_id: row.id, sentence_id: sentence.id, role: 2, rate: null, user_id: null, created_at: now }).execute();
+          sent.push({ chat_id: row.id, sentence_id: sentence.id });
+        }
+        return sent;
+      });
+    },
+  };
+}
+
+async function applyChanges(trx: Kysely<Database>, chatId: number, usecaseId: number, changes: ChatChanges, now: Date): Promise<void> {
+  const { add_tokens: addTokens, ...columns } = changes;
+  await trx
+    .updateTable('chats')
+    .set((eb) => ({
+      ...columns,
+      updated_at: now,
+      ...(addTokens ? { tokens: sql<number>`greatest(0, ${eb.ref('tokens')} + ${addTokens})` } : {}),
+    }))
+    .where('id', '=', chatId)
+    .execute();
+  if (addTokens) {
+    await trx
+      .updateTable('usecases')
+      .set((eb) => ({ tokens: sql<number>`greatest(0, ${eb.ref('tokens')} + ${addTokens})`, updated_at: now, hash: randomBytes(16).toString('hex') }))
+      .where('id', '=', usecaseId)
+      .execute();
+  }
+}
+
+export type ChatsRepository = ReturnType<typeof createChatsRepository>;

@@ -1,0 +1,296 @@
+import type { ControlType, SentenceRole } from '../../db/tables/chat.js';
+import type { LlmMessage, LlmProvider, LlmRole } from '../../llm/provider.js';
+import type { TokenCounter } from '../../llm/tokens.js';
+import { isAdmin, type Caller } from '../caller.js';
+import { AppError, Errors, isAppError } from '../errors.js';
+import type { Clock, EventLog } from '../ports.js';
+import { filterExpression, parseFields, type ColumnWhitelist } from '../shared/filter/index.js';
+import type { ChatChanges, ChatRow, ChatsRepository, SaidSentence } from './chats.repository.js';
+import type { ClientsRepository } from './clients.repository.js';
+import type { ClientsService } from './clients.service.js';
+import { assertClientAccess, visibleClient } from './scope.js';
+import type { ChatSentenceRow, SentencesRepository } from './sentences.repository.js';
+import { SENTENCE_COLUMNS } from './sentences.service.js';
+import type { UsecaseRow, UsecasesRepository } from './usecases.repository.js';
+import { usecaseClosedReason } from './usecases.service.js';
+import { containsAnyWord } from './words.js';
+
+export const CHAT_COLUMNS: ColumnWhitelist = {
+  Id: { column: 'chats.id', type: 'int' },
+  usca_Id: { column: 'chats.usecase_id', type: 'int' },
+  User_Id: { column: 'chats.user_id', type: 'int' },
+  StartDateTime: { column: 'chats.start_at', type: 'timestamp' },
+  FinishDateTime: { column: 'chats.finish_at', type: 'timestamp' },
+  Status: { column: 'chats.status', type: 'text' },
+  ControlType: { column: 'chats.control_type', type: 'text' },
+  UserManaging_Id: { column: 'chats.user_managing_id', type: 'int' },
+  Tokens: { column: 'chats.tokens', type: 'int' },
+  Hash: { column: 'chats.hash', type: 'text' },
+  Active: { column: 'chats.is_active', type: 'bool' },
+  Attention: { column: 'chats.needs_attention', type: 'bool' },
+  LastUpdDateTime: { column: 'chats.updated_at', type: 'timestamp' },
+};
+export const CHAT_SENTENCE_COLUMNS: ColumnWhitelist = {
+  ...SENTENCE_COLUMNS,
+  DateTime: { column: 'chat_sentences.created_at', type: 'timestamp' },
+  Role: { column: 'chat_sentences.role', type: 'int' },
+  Rate: { column: 'chat_sentences.rate', type: 'int' },
+  User_Id: { column: 'chat_sentences.user_id', type: 'int' },
+};
+
+/**
+ * Tokens one exchange may use, prompt and reply together: the legacy default of `max_tokens`. The
+ * reply's limit is what the prompt leaves of it; the oldest turns are dropped when the prompt alone
+ * would not leave room for a useful reply.
+ */
+export const CHAT_TOKEN_BUDGET = 4000;
+const MIN_REPLY_TOKENS = 64;
+
+const ROLE_NAMES: Record<SentenceRole, LlmRole> = { 0: 'system', 1: 'user', 2: 'assistant' };
+
+export interface ChatQuery {
+  userId?: number;
+  hash?: string;
+  changedSince?: Date;
+  chatIds?: number[];
+  fields?: string;
+  where?: string;
+  tz: string;
+}
+
+export interface ChatPatch {
+  finish?: boolean;
+  status?: string;
+  control?: ControlType;
+  /** Operator managing the chat; null releases it. */
+  managingUserId?: number | null;
+  tokens?: number;
+  active?: boolean;
+}
+
+export interface NewChatSentence {
+  chatId: number;
+  text: string;
+  role: SentenceRole;
+  rate: 0 | 1;
+  userId?: number;
+}
+
+export function createChatsService(deps: {
+  chats: ChatsRepository;
+  sentences: SentencesRepository;
+  usecases: UsecasesRepository;
+  clients: ClientsRepository;
+  clientsService: ClientsService;
+  llm: LlmProvider;
+  tokens: TokenCounter;
+  model: string;
+  clock: Clock;
+  events: EventLog;
+}) {
+  const { chats, sentences, usecases, clients, clientsService, llm, tokens, model, clock, events } = deps;
+
+  async function visibleChat(caller: Caller, id: number): Promise<ChatRow> {
+    const chat = await chats.findById(id);
+    if (!chat) throw Errors.notFound('Chat', id);
+    assertClientAccess(caller, chat.client_id, 'Chat', id);
+    return chat;
+  }
+
+  /** A user named in a request must exist and, for consumers, work in the same client. */
+  async function checkUser(caller: Caller, userId: number, clientId: number, parameter: string): Promise<void> {
+    if (userId === caller.userId) return;
+    const member = await clients.memberClientOf(userId);
+    if (!member || (!isAdmin(caller) && member.client_id !== clientId)) {
+      throw Errors.invalidParameter(parameter, `user ${userId} does not exist or is not a member of client ${clientId}`);
+    }
+  }
+
+  const silenceDeadline = (usecase: UsecaseRow, from: Date): Date | null =>
+    usecase.timeout_for_auto_msg > 0 && usecase.auto_msg.trim() !== '' ? new Date(from.getTime() + usecase.timeout_for_auto_msg * 1000) : null;
+
+  /** System sentences in order, then the history, then the new user sentence; trimmed to the budget. */
+  async function buildPrompt(chat: ChatRow, userText: string): Promise<{ messages: LlmMessage[]; maxTokens: number }> {
+    const system = (await sentences.listForUsecase(chat.usecase_id)).map((s): LlmMessage => ({ role: 'system', content: s.text }));
+    const history = (await sentences.listForChat(chat.id)).map((s): LlmMessage => ({ role: ROLE_NAMES[s.role], content: s.text }));
+    const latest: LlmMessage = { role: 'user', content: userText };
+    for (let dropped = 0; dropped <= history.length; dropped++) {
+      const messages = [...system, ...history.slice(dropped), latest];
+      const used = await tokens.countMessages(messages);
+      if (CHAT_TOKEN_BUDGET - used >= MIN_REPLY_TOKENS) return { messages, maxTokens: CHAT_TOKEN_BUDGET - used };
+    }
+    throw Errors.wrongState(
+      `The use case's sentences and this sentence leave no room for a reply within the ${CHAT_TOKEN_BUDGET}-token budget; shorten them`,
+    );
+  }
+
+  async function reportProviderFailure(chat: ChatRow, error: unknown): Promise<void> {
+    const reason = isAppError(error) ? error.message : 'unexpected failure';
+    await events.record({ type: 3, procedure: 'chat.reply', text: `Chat ${chat.id}: ${reason}` }).catch(() => undefined);
+  }
+
+  const service = {
+    visibleChat,
+
+    async list(caller: Caller, query: ChatQuery): Promise<{ rows: ChatRow[]; fields: string[] }> {
+      const fields = parseFields(query.fields, CHAT_COLUMNS);
+      const where = filterExpression(query.where, CHAT_COLUMNS, { parameter: 'where', tz: query.tz });
+      const rows = await chats.list({
+        onlyClientId: visibleClient(caller),
+        userId: query.userId,
+        hash: query.hash,
+        changedSince: query.changedSince,
+        ids: query.chatIds,
+        where,
+      });
+      return { rows, fields };
+    },
+
+    /** A new chat on an open use case; its Welcome becomes the first assistant sentence. */
+    async create(caller: Caller, input: { usecaseId: number; userId: number; hash?: string }): Promise<number> {
+      const usecase = await usecases.findById(input.usecaseId);
+      if (!usecase) throw Errors.notFound('Use case', input.usecaseId);
+      assertClientAccess(caller, usecase.client_id, 'Use case', input.usecaseId);
+      const now = clock.now();
+      const closed = usecaseClosedReason(usecase, now);
+      if (closed) throw Errors.wrongState(`${closed}: it takes no new chats`);
+      await checkUser(caller, input.userId, usecase.client_id, 'user_id');
+      const welcome = usecase.welcome.trim() === '' ? undefined : { client_id: usecase.client_id, text: usecase.welcome, tokens: await tokens.count(usecase.welcome) };
+      return chats.insert({ usecase_id: usecase.id, user_id: input.userId, hash: input.hash ?? null, auto_msg_due_at: silenceDeadline(usecase, now) }, welcome, now);
+    },
+
+    async patch(caller: Caller, id: number, patch: ChatPatch): Promise<void> {
+      const chat = await visibleChat(caller, id);
+      const now = clock.now();
+      const changes: ChatChanges = {};
+      if (patch.finish) {
+        if (chat.finish_at === null) changes.finish_at = now;
+        changes.auto_msg_due_at = null;
+      }
+      if (patch.status !== undefined) changes.status = patch.status;
+      if (patch.control !== undefined) {
+        changes.control_type = patch.control;
+        if (patch.control === 'manual') changes.auto_msg_due_at = null;
+      }
+      if (patch.managingUserId !== undefined) {
+        if (patch.managingUserId !== null) await checkUser(caller, patch.managingUserId, chat.client_id, 'user');
+        changes.user_managing_id = patch.managingUserId;
+      }
+      if (patch.tokens) changes.add_tokens = patch.tokens;
+      if (patch.active !== undefined) changes.is_active = patch.active;
+      if (Object.keys(changes).length === 0 && !patch.finish) throw Errors.missingParameter('finish, status, control, user, tokens or active');
+      await chats.update(id, changes, now);
+    },
+
+    /**
+     * A sentence said in a chat. A user sentence (role 1) in an automatic chat gets the assistant's
+     * reply before this returns; both are stored together only once the provider has answered, so a
+     * provider failure leaves the chat as it was. Answers the id of the posted sentence.
+     */
+    async say(caller: Caller, input: NewChatSentence): Promise<number> {
+      const chat = await visibleChat(caller, input.chatId);
+      if (chat.finish_at !== null) throw Errors.wrongState(`Chat ${chat.id} is finished: it takes no new sentences`);
+      const usecase = await usecases.findById(chat.usecase_id);
+      if (!usecase) throw Errors.notFound('Use case', chat.usecase_id);
+      const now = clock.now();
+      const authorId = input.userId ?? caller.userId;
+      await checkUser(caller, authorId, chat.client_id, 'user_id');
+      const posted: SaidSentence = { text: input.text, tokens: await tokens.count(input.text), role: input.role, rate: input.rate, user_id: authorId };
+
+      if (input.role !== 1) {
+        // An operator's answer (role 2) makes it the chat's manager unless one is set already.
+        const changes: ChatChanges = input.role === 2 && chat.user_managing_id === null ? { user_managing_id: caller.userId } : {};
+        const [id] = await chats.record(chat.id, chat.client_id, [posted], changes, now);
+        return id!;
+      }
+
+      const closed = usecaseClosedReason(usecase, now);
+      if (closed) throw Errors.wrongState(`${closed}: it takes no new user sentences`);
+      const attention = containsAnyWord(input.text, usecase.words_for_attention);
+      const base: ChatChanges = attention && !chat.needs_attention ? { needs_attention: true } : {};
+
+      if (chat.control_type === 'manual') {
+        const [id] = await chats.record(chat.id, chat.client_id, [posted], base, now);
+        return id!;
+      }
+
+      if (containsAnyWord(input.text, usecase.words_for_manual)) {
+        const said = [posted];
+        if (usecase.manual_message.trim() !== '') {
+          said.push({ text: usecase.manual_message, tokens: await tokens.count(usecase.manual_message), role: 2, rate: null, user_id: null });
+        }
+        const [id] = await chats.record(chat.id, chat.client_id, said, { ...base, control_type: 'manual', auto_msg_due_at: null }, now);
+        return id!;
+      }
+
+      const { messages, maxTokens } = await buildPrompt(chat, input.text);
+      const apiKey = await clientsService.providerKeyOf(chat.client_id);
+      let reply;
+      try {
+        reply = await llm.complete({ apiKey, model, messages, temperature: usecase.temperature, maxTokens });
+      } catch (error) {
+        await reportProviderFailure(chat, error);
+        throw error;
+      }
+      if (reply.text.trim() === '') throw new AppError('provider_error', 'Language-model provider error: the reply was empty; try again');
+      const answered = clock.now();
+      const assistant: SaidSentence = { text: reply.text, tokens: await tokens.count(reply.text), role: 2, rate: null, user_id: null, usage: reply.usage.total };
+      const [id] = await chats.record(
+        chat.id,
+        chat.client_id,
+        [posted, assistant],
+        { ...base, add_tokens: reply.usage.total, auto_msg_due_at: silenceDeadline(usecase, answered) },
+        answered,
+      );
+      return id!;
+    },
+
+    async sentencesOf(caller: Caller, chatId: number, query: { fields?: string; where?: string; tz: string }): Promise<{ rows: ChatSentenceRow[]; fields: string[] }> {
+      await visibleChat(caller, chatId);
+      const fields = parseFields(query.fields, CHAT_SENTENCE_COLUMNS);
+      const where = filterExpression(query.where, CHAT_SENTENCE_COLUMNS, { parameter: 'where', tz: query.tz });
+      return { rows: await sentences.listForChat(chatId, where), fields };
+    },
+
+    async rate(caller: Caller, chatId: number, sentenceId: number, rate: 0 | 1): Promise<void> {
+      await visibleChat(caller, chatId);
+      if (!(await chats.rate(chatId, sentenceId, rate))) throw Errors.notFound(`Sentence ${sentenceId} in chat`, chatId);
+    },
+
+    /** Sends the silence message of every chat whose time-out has passed; answers how many were sent. */
+    async sendDueAutoMessages(now: Date = clock.now(), limit = 100): Promise<number> {
+      let total = 0;
+      for (;;) {
+        const sent = await chats.sendDueAutoMessages(now, limit);
+        total += sent.length;
+        if (sent.length < limit) return total;
+      }
+    },
+
+    /**
+     * Polls for due silence messages every `intervalMs`. The schedule lives in the database, so a
+     * restart loses nothing and several processes may poll at once.
+     */
+    startAutoMessageScheduler(options: { intervalMs?: number; onError?: (error: unknown) => void } = {}): { stop(): Promise<void> } {
+      let running: Promise<unknown> | undefined;
+      const tick = () => {
+        if (running) return;
+        running = service
+          .sendDueAutoMessages()
+          .catch((error: unknown) => options.onError?.(error))
+          .finally(() => (running = undefined));
+      };
+      const timer = setInterval(tick, options.intervalMs ?? 5000);
+      timer.unref();
+      return {
+        async stop() {
+          clearInterval(timer);
+          await running;
+        },
+      };
+    },
+  };
+  return service;
+}
+
+export type ChatsService = ReturnType<typeof createChatsService>;

@@ -1,0 +1,97 @@
+import type { Expression, Kysely, SqlBool } from 'kysely';
+import type { Database } from '../../db/schema.js';
+
+const COLUMNS = [
+  'clients.id',
+  'clients.fiscal_id',
+  'clients.company_name',
+  'clients.company_legal_name',
+  'clients.company_address1',
+  'clients.company_address2',
+  'clients.company_address3',
+  'clients.company_city',
+  'clients.company_zip_code',
+  'clients.provider_key_hint',
+  'clients.created_at',
+  'clients.updated_at',
+] as const;
+
+/** A client as services see it: the encrypted key stays inside this module except through findSealedKey. */
+export interface ClientRow {
+  id: number;
+  fiscal_id: string | null;
+  company_name: string | null;
+  company_legal_name: string | null;
+  company_address1: string | null;
+  company_address2: string | null;
+  company_address3: string | null;
+  company_city: string | null;
+  company_zip_code: string | null;
+  provider_key_hint: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type ClientDetails = Partial<
+  Pick<
+    ClientRow,
+    | 'fiscal_id'
+    | 'company_name'
+    | 'company_legal_name'
+    | 'company_address1'
+    | 'company_address2'
+    | 'company_address3'
+    | 'company_city'
+    | 'company_zip_code'
+  >
+>;
+
+export function createClientsRepository(db: Kysely<Database>) {
+  return {
+    /** Creates the client and, when `memberId` is given, makes that user its member, in one transaction. */
+    async insert(values: ClientDetails & { provider_key_enc: string; provider_key_hint: string; created_by: number }, memberId?: number): Promise<number> {
+      return db.transaction().execute(async (trx) => {
+        const { id } = await trx.insertInto('clients').values(values).returning('id').executeTakeFirstOrThrow();
+        if (memberId !== undefined) {
+          await trx.updateTable('users').set({ client_id: id, updated_at: new Date() }).where('id', '=', memberId).where('client_id', 'is', null).execute();
+        }
+        return id;
+      });
+    },
+
+    async findById(id: number): Promise<ClientRow | undefined> {
+      return db.selectFrom('clients').select(COLUMNS).where('clients.id', '=', id).executeTakeFirst();
+    },
+
+    async findSealedKey(id: number): Promise<string | null | undefined> {
+      const row = await db.selectFrom('clients').select('provider_key_enc').where('id', '=', id).executeTakeFirst();
+      return row === undefined ? undefined : row.provider_key_enc;
+    },
+
+    /** `onlyClientId` null matches nothing (a consumer without a client); the filter is ANDed outside it. */
+    async list(scope: { onlyClientId?: number | null; where?: Expression<SqlBool> }): Promise<ClientRow[]> {
+      let query = db.selectFrom('clients').select(COLUMNS).orderBy('clients.id');
+      if (scope.onlyClientId === null) return [];
+      if (scope.onlyClientId !== undefined) query = query.where('clients.id', '=', scope.onlyClientId);
+      if (scope.where) query = query.where(scope.where);
+      return query.execute();
+    },
+
+    async update(id: number, patch: ClientDetails & { provider_key_enc?: string; provider_key_hint?: string }): Promise<boolean> {
+      const result = await db.updateTable('clients').set({ ...patch, updated_at: new Date() }).where('id', '=', id).executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    /** Sets a user's membership; false when the user does not exist. */
+    async setMembership(userId: number, clientId: number | null): Promise<boolean> {
+      const result = await db.updateTable('users').set({ client_id: clientId, updated_at: new Date() }).where('id', '=', userId).executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    async memberClientOf(userId: number): Promise<{ client_id: number | null } | undefined> {
+      return db.selectFrom('users').select('client_id').where('id', '=', userId).executeTakeFirst();
+    },
+  };
+}
+
+export type ClientsRepository = ReturnType<typeof createClientsRepository>;

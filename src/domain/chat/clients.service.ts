@@ -1,0 +1,101 @@
+import { isAdmin, type Caller } from '../caller.js';
+import { AppError, Errors } from '../errors.js';
+import { filterExpression, parseFields, type ColumnWhitelist } from '../shared/filter/index.js';
+import type { ClientDetails, ClientRow, ClientsRepository } from './clients.repository.js';
+import { assertClientAccess, visibleClient } from './scope.js';
+import { maskSecret, type SecretBox } from './secret-box.js';
+
+/** Columns a `where` may test; the provider key is deliberately absent. */
+export const CLIENT_FILTER_COLUMNS: ColumnWhitelist = {
+  Id: { column: 'clients.id', type: 'int' },
+  FiscalId: { column: 'clients.fiscal_id', type: 'text' },
+  CompanyName: { column: 'clients.company_name', type: 'text' },
+  CompanyLegalName: { column: 'clients.company_legal_name', type: 'text' },
+  CompanyAddress1: { column: 'clients.company_address1', type: 'text' },
+  CompanyAddress2: { column: 'clients.company_address2', type: 'text' },
+  CompanyAddress3: { column: 'clients.company_address3', type: 'text' },
+  CompanyCity: { column: 'clients.company_city', type: 'text' },
+  CompanyZipCode: { column: 'clients.company_zip_code', type: 'text' },
+};
+/** Columns `fields` may pick: the filterable ones plus the (masked) key. */
+export const CLIENT_FIELDS: ColumnWhitelist = {
+  ...CLIENT_FILTER_COLUMNS,
+  CompanyProviderKey: { column: 'clients.provider_key_hint', type: 'text' },
+};
+
+export interface ClientChanges {
+  details?: ClientDetails;
+  providerKey?: string;
+  /** Administrators: make this user a member of the client. */
+  attachUserId?: number;
+  /** Administrators: end this user's membership of the client. */
+  detachUserId?: number;
+}
+
+function checkProviderKey(key: string): string {
+  const trimmed = key.trim();
+  if (trimmed.length < 8 || /\s/.test(trimmed)) throw Errors.invalidParameter('provider_key', 'must be a provider API key without spaces (at least 8 characters)');
+  return trimmed;
+}
+
+export function createClientsService(deps: { clients: ClientsRepository; secretBox: SecretBox }) {
+  const { clients, secretBox } = deps;
+
+  return {
+    /** Administrators see every client, anyone else only its own. */
+    async list(caller: Caller, query: { fields?: string; where?: string; tz: string }): Promise<{ rows: ClientRow[]; fields: string[] }> {
+      const fields = parseFields(query.fields, CLIENT_FIELDS);
+      const where = filterExpression(query.where, CLIENT_FILTER_COLUMNS, { parameter: 'where', tz: query.tz });
+      return { rows: await clients.list({ onlyClientId: visibleClient(caller), where }), fields };
+    },
+
+    /** Any signed-in user may create a client; one that belongs to none becomes its member. */
+    async create(caller: Caller, input: { providerKey: string; details?: ClientDetails }): Promise<number> {
+      const key = checkProviderKey(input.providerKey);
+      return clients.insert(
+        { ...input.details, provider_key_enc: secretBox.seal(key), provider_key_hint: maskSecret(key), created_by: caller.userId },
+        caller.clientId === null ? caller.userId : undefined,
+      );
+    },
+
+    async patch(caller: Caller, id: number, changes: ClientChanges): Promise<void> {
+      const client = await clients.findById(id);
+      if (!client) throw Errors.notFound('Client', id);
+      assertClientAccess(caller, id, 'Client', id);
+      if ((changes.attachUserId !== undefined || changes.detachUserId !== undefined) && !isAdmin(caller)) {
+        throw Errors.forbidden('attaching users to a client');
+      }
+      const patch: ClientDetails & { provider_key_enc?: string; provider_key_hint?: string } = { ...changes.details };
+      if (changes.providerKey !== undefined) {
+        const key = checkProviderKey(changes.providerKey);
+        patch.provider_key_enc = secretBox.seal(key);
+        patch.provider_key_hint = maskSecret(key);
+      }
+      const nothing = Object.keys(patch).length === 0 && changes.attachUserId === undefined && changes.detachUserId === undefined;
+      if (nothing) throw Errors.missingParameter('data, provider_key or user_id');
+      if (Object.keys(patch).length > 0) await clients.update(id, patch);
+      if (changes.attachUserId !== undefined && !(await clients.setMembership(changes.attachUserId, id))) {
+        throw Errors.notFound('User', changes.attachUserId);
+      }
+      if (changes.detachUserId !== undefined) {
+        const member = await clients.memberClientOf(changes.detachUserId);
+        if (!member) throw Errors.notFound('User', changes.detachUserId);
+        if (member.client_id !== id) throw Errors.wrongState(`User ${changes.detachUserId} is not a member of client ${id}`);
+        await clients.setMembership(changes.detachUserId, null);
+      }
+    },
+
+    /** The decrypted key of a client, for one provider call; never rendered, never logged. */
+    async providerKeyOf(clientId: number): Promise<string> {
+      const sealed = await clients.findSealedKey(clientId);
+      if (!sealed) throw new AppError('wrong_state', `Client ${clientId} has no provider key; set one with PATCH /client.php`);
+      try {
+        return secretBox.open(sealed);
+      } catch {
+        throw new AppError('wrong_state', `The provider key of client ${clientId} cannot be decrypted (SECRET_KEY changed?); set it again with PATCH /client.php`);
+      }
+    },
+  };
+}
+
+export type ClientsService = ReturnType<typeof createClientsService>;

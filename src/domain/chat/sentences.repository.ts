@@ -1,0 +1,89 @@
+import type { Expression, Kysely, SqlBool } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { SentenceRole } from '../../db/tables/chat.js';
+
+export interface SentenceRow {
+  id: number;
+  client_id: number;
+  text: string;
+  tokens: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ChatSentenceRow extends SentenceRow {
+  role: SentenceRole;
+  rate: 0 | 1 | null;
+  user_id: number | null;
+  chat_tokens: number;
+  said_at: Date;
+}
+
+export interface UsecaseSentenceRow extends SentenceRow {
+  position: number;
+}
+
+const COLUMNS = ['sentences.id', 'sentences.client_id', 'sentences.text', 'sentences.tokens', 'sentences.created_at', 'sentences.updated_at'] as const;
+
+export function createSentencesRepository(db: Kysely<Database>) {
+  return {
+    async insert(values: { client_id: number; text: string; tokens: number }, now: Date): Promise<number> {
+      const row = await db.insertInto('sentences').values({ ...values, created_at: now, updated_at: now }).returning('id').executeTakeFirstOrThrow();
+      return row.id;
+    },
+
+    async findById(id: number): Promise<SentenceRow | undefined> {
+      return db.selectFrom('sentences').select(COLUMNS).where('sentences.id', '=', id).executeTakeFirst();
+    },
+
+    async findMany(ids: number[]): Promise<SentenceRow[]> {
+      if (ids.length === 0) return [];
+      return db.selectFrom('sentences').select(COLUMNS).where('sentences.id', 'in', ids).execute();
+    },
+
+    async updateText(id: number, text: string, tokens: number, now: Date): Promise<void> {
+      await db.updateTable('sentences').set({ text, tokens, updated_at: now }).where('id', '=', id).execute();
+    },
+
+    async list(scope: { onlyClientId?: number | null; where?: Expression<SqlBool> }): Promise<SentenceRow[]> {
+      if (scope.onlyClientId === null) return [];
+      let query = db.selectFrom('sentences').select(COLUMNS).orderBy('sentences.id');
+      if (scope.onlyClientId !== undefined) query = query.where('sentences.client_id', '=', scope.onlyClientId);
+      if (scope.where) query = query.where(scope.where);
+      return query.execute();
+    },
+
+    /** A chat's sentences in the order they were said. */
+    async listForChat(chatId: number, where?: Expression<SqlBool>): Promise<ChatSentenceRow[]> {
+      let query = db
+        .selectFrom('chat_sentences')
+        .innerJoin('sentences', 'sentences.id', 'chat_sentences.sentence_id')
+        .select([
+          ...COLUMNS,
+          'chat_sentences.role',
+          'chat_sentences.rate',
+          'chat_sentences.user_id',
+          'chat_sentences.tokens as chat_tokens',
+          'chat_sentences.created_at as said_at',
+        ])
+        .where('chat_sentences.chat_id', '=', chatId)
+        .orderBy('chat_sentences.id');
+      if (where) query = query.where(where);
+      return query.execute();
+    },
+
+    /** A use case's sentences in prompt order. */
+    async listForUsecase(usecaseId: number, where?: Expression<SqlBool>): Promise<UsecaseSentenceRow[]> {
+      let query = db
+        .selectFrom('usecase_sentences')
+        .innerJoin('sentences', 'sentences.id', 'usecase_sentences.sentence_id')
+        .select([...COLUMNS, 'usecase_sentences.position'])
+        .where('usecase_sentences.usecase_id', '=', usecaseId)
+        .orderBy('usecase_sentences.position');
+      if (where) query = query.where(where);
+      return query.execute();
+    },
+  };
+}
+
+export type SentencesRepository = ReturnType<typeof createSentencesRepository>;

@@ -1,0 +1,139 @@
+import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { escapeLike } from '../accounts/users.repository.js';
+import type { ColumnWhitelist } from '../shared/filter/index.js';
+
+export interface ConsumptionRow {
+  id: number;
+  user_id: number;
+  user_name: string;
+  job_id: number | null;
+  training_id: number | null;
+  app_name: string;
+  host: string;
+  pid: number;
+  ram: number;
+  cpu: number;
+  disk: number;
+  date: Date;
+  date_invoiced: Date | null;
+}
+
+export interface NewConsumption {
+  user_id: number;
+  job_id: number | null;
+  training_id: number | null;
+  app_name: string;
+  host: string;
+  pid: number;
+  ram: number;
+  cpu: number;
+  disk: number;
+  date: Date;
+}
+
+/** Wire names of a Consumption usable in `filters`, mapped to their columns. */
+export const CONSUMPTION_COLUMNS: ColumnWhitelist = {
+  id: { column: 'c.id', type: 'int' },
+  user_id: { column: 'c.user_id', type: 'int' },
+  job_id: { column: 'c.job_id', type: 'int' },
+  training_id: { column: 'c.training_id', type: 'int' },
+  app_name: { column: 'c.app_name', type: 'text' },
+  host: { column: 'c.host', type: 'text' },
+  pid: { column: 'c.pid', type: 'int' },
+  ram: { column: 'c.ram', type: 'number' },
+  cpu: { column: 'c.cpu', type: 'number' },
+  disk: { column: 'c.disk', type: 'number' },
+  date: { column: 'c.date', type: 'timestamp' },
+  date_invoiced: { column: 'c.date_invoiced', type: 'timestamp' },
+};
+
+export interface ConsumptionListFilter {
+  onlyUserId?: number;
+  /** Partial match on application, host, and the user's name or e-mail. */
+  search?: string;
+  invoiced?: boolean;
+  from?: Date;
+  /** Exclusive end. */
+  before?: Date;
+  app?: string;
+  condition?: Expression<SqlBool>;
+}
+
+export function createConsumptionsRepository(db: Kysely<Database>) {
+  return {
+    async insert(record: NewConsumption): Promise<number> {
+      const row = await db.insertInto('consumptions').values(record).returning('id').executeTakeFirstOrThrow();
+      return row.id;
+    },
+
+    /** Oldest first, as an invoice reads. */
+    async list(filter: ConsumptionListFilter): Promise<ConsumptionRow[]> {
+      let query = db
+        .selectFrom('consumptions as c')
+        .innerJoin('users as u', 'u.id', 'c.user_id')
+        .select([
+          'c.id',
+          'c.user_id',
+          sql<string>`trim(u.name || ' ' || u.lastname)`.as('user_name'),
+          'c.job_id',
+          'c.training_id',
+          'c.app_name',
+          'c.host',
+          'c.pid',
+          'c.ram',
+          'c.cpu',
+          'c.disk',
+          'c.date',
+          'c.date_invoiced',
+        ])
+        .orderBy('c.date')
+        .orderBy('c.id');
+      // The caller's scope is its own condition, ANDed outside anything the request asked for.
+      if (filter.onlyUserId !== undefined) query = query.where('c.user_id', '=', filter.onlyUserId);
+      if (filter.invoiced === true) query = query.where('c.date_invoiced', 'is not', null);
+      if (filter.invoiced === false) query = query.where('c.date_invoiced', 'is', null);
+      if (filter.from) query = query.where('c.date', '>=', filter.from);
+      if (filter.before) query = query.where('c.date', '<', filter.before);
+      if (filter.app) query = query.where('c.app_name', '=', filter.app);
+      if (filter.search) {
+        const pattern = `%${escapeLike(filter.search)}%`;
+        query = query.where((eb) =>
+          eb.or([
+            eb('c.app_name', 'ilike', pattern),
+            eb('c.host', 'ilike', pattern),
+            eb('u.name', 'ilike', pattern),
+            eb('u.lastname', 'ilike', pattern),
+            eb('u.email', 'ilike', pattern),
+          ]),
+        );
+      }
+      if (filter.condition) query = query.where(filter.condition);
+      return query.execute();
+    },
+
+    /** Marks every not yet invoiced record dated before `before`; answers how many. */
+    async markInvoicedBefore(before: Date, now: Date): Promise<number> {
+      const result = await db
+        .updateTable('consumptions')
+        .set({ date_invoiced: now })
+        .where('date', '<', before)
+        .where('date_invoiced', 'is', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    async markInvoicedIds(ids: readonly number[], now: Date): Promise<number> {
+      if (ids.length === 0) return 0;
+      const result = await db
+        .updateTable('consumptions')
+        .set({ date_invoiced: now })
+        .where('id', 'in', ids)
+        .where('date_invoiced', 'is', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+  };
+}
+
+export type ConsumptionsRepository = ReturnType<typeof createConsumptionsRepository>;

@@ -1,0 +1,94 @@
+import type { EncoderState } from '../../training/encoder.js';
+import { asEncoderState, predict } from '../../training/predict.js';
+import type { TrainedModel } from '../../training/types.js';
+import type { Caller } from '../caller.js';
+import { AppError, Errors } from '../errors.js';
+import type { Clock } from '../ports.js';
+import { requireJob, requireTraining, type OwnedJob, type OwnershipLookups } from './ownership.js';
+import type { NetworksService } from './networks.service.js';
+
+/** Where a predicted row goes: one new output record of the job; answers its id. */
+export type ForecastOutputWriter = (output: {
+  jobId: number;
+  trainingId: number;
+  userId: number;
+  header: string[];
+  rows: Record<string, string>[];
+  at: Date;
+}) => Promise<number>;
+
+export interface ForecastRequest {
+  jobId?: number;
+  trainingId?: number;
+  /** Posted cells keyed by column name (blank cells count as not given). */
+  cells: Record<string, string>;
+}
+
+export interface ForecastResult {
+  jobId: number;
+  trainingId: number;
+  outputId: number;
+  header: string[];
+  row: Record<string, string>;
+}
+
+export const MAX_FORECAST_COLUMNS = 500;
+
+/** Column names the network reads (inputs and date columns) and predicts. */
+function columnsOf(encoder: EncoderState): { inputs: Set<string>; outputs: Set<string> } {
+  const inputs = new Set(encoder.inputs.map((feature) => feature.column));
+  for (const part of encoder.timeAxis.partColumns) inputs.add(part.column);
+  if (encoder.timeAxis.dateColumn) inputs.add(encoder.timeAxis.dateColumn.column);
+  return { inputs, outputs: new Set(encoder.outputs.map((target) => target.column)) };
+}
+
+/**
+ * The older POST /forecasts.php: one posted row is run through the stored network of a job's training
+ * (reloaded from the database, so a restart changes nothing) and kept as a new output of that job.
+ */
+export function createForecastsService(deps: { networks: NetworksService; lookups: OwnershipLookups; writeOutput: ForecastOutputWriter; clock: Clock }) {
+  const { networks, lookups, writeOutput, clock } = deps;
+
+  /** job_id, else training_id's newest finished job, else the caller's newest finished job with a network. */
+  async function resolveJob(caller: Caller, request: ForecastRequest): Promise<OwnedJob> {
+    if (request.jobId !== undefined) {
+      const job = await requireJob(lookups, caller, request.jobId);
+      if (request.trainingId !== undefined && request.trainingId !== job.training_id) {
+        throw Errors.invalidParameter('training_id', `job ${job.id} runs training ${job.training_id}, not ${request.trainingId}`);
+      }
+      return job;
+    }
+    if (request.trainingId !== undefined) {
+      const training = await requireTraining(lookups, caller, request.trainingId);
+      const jobId = await networks.latestFinishedJobWithModel(training.user_id, training.id);
+      if (jobId === undefined) throw Errors.wrongState(`Training ${training.id} has no finished job with a trained network`);
+      return (await lookups.job(jobId, undefined))!;
+    }
+    const jobId = await networks.latestFinishedJobWithModel(caller.userId);
+    if (jobId === undefined) throw Errors.wrongState('You have no finished job with a trained network to forecast with');
+    return (await lookups.job(jobId, undefined))!;
+  }
+
+  return {
+    async forecast(caller: Caller, request: ForecastRequest): Promise<ForecastResult> {
+      const given = Object.entries(request.cells).filter(([, value]) => value.trim() !== '');
+      if (given.length === 0) throw Errors.missingParameter('{column-name}');
+      if (given.length > MAX_FORECAST_COLUMNS) throw Errors.invalidParameter('{column-name}', `at most ${MAX_FORECAST_COLUMNS} columns`);
+      const job = await resolveJob(caller, request);
+      const model: TrainedModel | undefined = await networks.loadModel(job.training_id);
+      if (!model) throw new AppError('wrong_state', `Training ${job.training_id} has no trained network yet`);
+      const { inputs, outputs } = columnsOf(asEncoderState(model));
+      if (!given.some(([name]) => inputs.has(name))) {
+        throw Errors.invalidParameter('{column-name}', `none of the posted columns is an input of the network (inputs: ${[...inputs].join(', ')})`);
+      }
+      // Output cells are what is predicted; posted values for them are replaced, other columns pass through.
+      const cells = Object.fromEntries(given.filter(([name]) => !outputs.has(name)));
+      const header = [...Object.keys(cells), ...outputs];
+      const [row] = predict(model, header, [cells]) as [Record<string, string>];
+      const outputId = await writeOutput({ jobId: job.id, trainingId: job.training_id, userId: job.user_id, header, rows: [row], at: clock.now() });
+      return { jobId: job.id, trainingId: job.training_id, outputId, header, row };
+    },
+  };
+}
+
+export type ForecastsService = ReturnType<typeof createForecastsService>;

@@ -1,0 +1,97 @@
+/**
+ * Worker-thread pool for training (piscina), so the API event loop never runs brain.js.
+ *
+ * Abort: brain's train() is synchronous inside the worker, so it cannot observe a signal. Aborting a running
+ * task makes piscina reject at once and terminate that worker thread (V8 interrupts the running JS); the
+ * pool replaces the thread on demand. Queued tasks are just removed from the queue.
+ *
+ * Worker file: compiled builds load train.worker.js next to this file; from TypeScript sources (vitest, tsx)
+ * there is no .js, so the .ts is loaded with tsx's loader added to the worker's execArgv, because Node 20
+ * cannot load .ts in a worker by itself.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import type { WorkerReply, WorkerTask } from './train.worker.js';
+import { TrainingError, type TrainingInput, type TrainingProgress, type TrainingResult } from './types.js';
+
+export interface TrainingPool {
+  train(
+    input: TrainingInput,
+    opts?: { signal?: AbortSignal; onProgress?: (p: TrainingProgress) => void },
+  ): Promise<TrainingResult>;
+  close(): Promise<void>;
+  readonly threads: number;
+}
+
+export interface TrainingPoolOptions {
+  /** Default: CPU count - 1 (at least 1), leaving a core for the API. */
+  maxThreads?: number;
+  /** Idle worker threads exit after this many ms (default 60 s); they are re-created on demand. */
+  idleTimeoutMs?: number;
+}
+
+function resolveWorker(): { filename: string; execArgv?: string[] } {
+  const js = new URL('./train.worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(js))) return { filename: fileURLToPath(js) };
+  const ts = new URL('./train.worker.ts', import.meta.url);
+  // An absolute loader URL, so it does not depend on the process cwd.
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  const inherited = process.execArgv;
+  const hasTsx = inherited.some((arg) => arg.includes('tsx'));
+  return { filename: fileURLToPath(ts), execArgv: hasTsx ? [...inherited] : [...inherited, '--import', tsx] };
+}
+
+export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingPool {
+  const maxThreads = Math.max(1, Math.floor(options.maxThreads ?? availableParallelism() - 1));
+  const worker = resolveWorker();
+  const piscina = new Piscina<WorkerTask, WorkerReply>({
+    filename: worker.filename,
+    execArgv: worker.execArgv,
+    minThreads: 0,
+    maxThreads,
+    idleTimeout: options.idleTimeoutMs ?? 60_000,
+  });
+
+  async function train(
+    input: TrainingInput,
+    opts: { signal?: AbortSignal; onProgress?: (p: TrainingProgress) => void } = {},
+  ): Promise<TrainingResult> {
+    const { signal, onProgress } = opts;
+    if (signal?.aborted) throw new TrainingError('aborted', 'Training aborted');
+    const channel = onProgress ? new MessageChannel() : null;
+    if (channel && onProgress) {
+      channel.port1.on('message', (p: TrainingProgress) => onProgress(p));
+      channel.port1.unref();
+    }
+    try {
+      const task: WorkerTask = channel ? { input, port: channel.port2 } : { input };
+      const reply = await piscina.run(task, { signal, transferList: channel ? [channel.port2] : [] });
+      if (channel && onProgress) {
+        // Results and progress travel on different channels; flush progress already queued (the final 100).
+        for (let m = receiveMessageOnPort(channel.port1); m; m = receiveMessageOnPort(channel.port1)) {
+          onProgress(m.message as TrainingProgress);
+        }
+      }
+      if (!reply.ok) throw new TrainingError(reply.code, reply.message);
+      return reply.result;
+    } catch (error) {
+      if (error instanceof TrainingError) throw error;
+      if (signal?.aborted || (error as Error | null)?.name === 'AbortError') {
+        throw new TrainingError('aborted', 'Training aborted', { cause: error });
+      }
+      throw error;
+    } finally {
+      channel?.port1.close();
+    }
+  }
+
+  return {
+    train,
+    close: () => piscina.close(),
+    threads: maxThreads,
+  };
+}

@@ -1,0 +1,592 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTokenCounter } from '../../src/llm/tokens.js';
+import { CURRENT, createTestContext, form, type TestContext, type TestUser } from '../support/helper.js';
+
+// ---------- a local OpenAI-compatible stub ----------
+
+type StubMode = 'ok' | 'hang' | '401' | '429' | '500';
+interface RecordedRequest {
+  authorization: string | undefined;
+  body: {
+    model: string;
+    messages: { role: string; content: string }[];
+    temperature?: number;
+    max_tokens?: number;
+    stream?: boolean;
+  };
+}
+
+function startStub() {
+  const requests: RecordedRequest[] = [];
+  const hanging: ServerResponse[] = [];
+  const state = { mode: 'ok' as StubMode, reply: 'Hello, I am the assistant.', usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } };
+  const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    let raw = '';
+    req.on('data', (c: Buffer) => (raw += c.toString()));
+    req.on('end', () => {
+      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return json(res, 404, { error: { message: 'no such route' } });
+      const body = JSON.parse(raw) as RecordedRequest['body'];
+      requests.push({ authorization: req.headers.authorization, body });
+      const retryFast = { 'retry-after-ms': '5' };
+      switch (state.mode) {
+        case 'hang':
+          hanging.push(res);
+          return;
+        case '401': {
+          const key = (req.headers.authorization ?? '').replace('Bearer ', '');
+          // Like OpenAI, echo part of the key: the service must not pass it on.
+          return json(res, 401, { error: { message: `Incorrect API key provided: ${key}`, type: 'invalid_request_error', code: 'invalid_api_key' } });
+        }
+        case '429':
+          return json(res, 429, { error: { message: 'Rate limit reached', type: 'requests' } }, retryFast);
+        case '500':
+          return json(res, 500, { error: { message: 'The server had an error' } }, retryFast);
+        default:
+          break;
+      }
+      if (!body.stream) {
+        return json(res, 200, {
+          id: 'chatcmpl-1',
+          object: 'chat.completion',
+          created: 1,
+          model: body.model,
+          choices: [{ index: 0, message: { role: 'assistant', content: state.reply }, finish_reason: 'stop' }],
+          usage: state.usage,
+        });
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const chunk = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+      for (const piece of state.reply.match(/.{1,6}/gs) ?? []) {
+        chunk({ id: 'c', object: 'chat.completion.chunk', created: 1, model: body.model, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
+      }
+      chunk({ id: 'c', object: 'chat.completion.chunk', created: 1, model: body.model, choices: [], usage: state.usage });
+      res.end('data: [DONE]\n\n');
+    });
+  };
+  let server: Server = createServer(handler);
+  let port = 0;
+  return {
+    requests,
+    state,
+    get url() {
+      return `http://127.0.0.1:${port}`;
+    },
+    async listen() {
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+      port = (server.address() as AddressInfo).port;
+    },
+    /** Connection refused: nothing listens on the port until `listen` again. */
+    async refuse() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server = createServer(handler);
+    },
+    async close() {
+      for (const res of hanging.splice(0)) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+    releaseHanging() {
+      for (const res of hanging.splice(0)) res.destroy();
+    },
+  };
+}
+
+// ---------- fixtures ----------
+
+const TZ = 'Europe/Madrid';
+const KEY_A = 'sk-test-client-a-0123456789abcdefWXYZ';
+const KEY_B = 'sk-test-client-b-9876543210fedcbaQRST';
+const counter = createTokenCounter('gpt-4o-mini');
+
+let ctx: TestContext;
+let stub: ReturnType<typeof startStub>;
+let admin: TestUser;
+let alice: TestUser; // consumer of client A
+let bob: TestUser; // consumer of client B
+let clientA: number;
+let clientB: number;
+const bodies: string[] = [];
+
+async function call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', resource: string, user: TestUser, fields: Record<string, string | number> = {}, headers: Record<string, string> = {}) {
+  const params = { session: user.session, tz: TZ, ...fields };
+  const res =
+    method === 'GET'
+      ? await ctx.request({ method, url: `${CURRENT}/${resource}.php?${new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString()}`, headers })
+      : await ctx.request({ method, url: `${CURRENT}/${resource}.php`, ...form(params), headers: { ...form(params).headers, ...headers } });
+  bodies.push(res.body);
+  return res.envelope;
+}
+async function ok(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', resource: string, user: TestUser, fields: Record<string, string | number> = {}) {
+  const envelope = await call(method, resource, user, fields);
+  expect(envelope, `${method} ${resource} ${JSON.stringify(fields)}`).toMatchObject({ status: 0 });
+  return envelope.data;
+}
+
+async function newUsecase(owner: TestUser, clientId: number, data: Record<string, unknown>, systemSentences: string[] = []) {
+  const id = (await ok('POST', 'usecase', owner, { client_id: clientId, data: JSON.stringify(data) })) as number;
+  for (const text of systemSentences) await ok('POST', 'sentence', owner, { text, usca_id: id, tokens: 1 });
+  return id;
+}
+const chatSentences = async (user: TestUser, chatId: number) => (await ok('GET', 'sentence', user, { chat_id: chatId })) as Record<string, string | null>[];
+const chatOf = async (user: TestUser, chatId: number) => ((await ok('GET', 'chat', user, { chat_id: chatId })) as Record<string, string | null>[])[0]!;
+const usecaseOf = async (user: TestUser, id: number) => ((await ok('GET', 'usecase', user, { where: `Id = ${id}` })) as Record<string, string | null>[])[0]!;
+
+beforeAll(async () => {
+  stub = startStub();
+  await stub.listen();
+  ctx = await createTestContext({ env: { LLM_BASE_URL: `${stub.url}/v1`, LLM_MODEL: 'gpt-4o-mini', LLM_TIMEOUT_MS: '1500' } });
+  admin = await ctx.createUser({ role: 'admin' });
+  alice = await ctx.createUser({ name: 'Alice' });
+  bob = await ctx.createUser({ name: 'Bob' });
+  clientA = (await ok('POST', 'client', alice, { provider_key: KEY_A, data: JSON.stringify({ CompanyName: 'Alpha SL', CompanyCity: 'Madrid' }) })) as number;
+  clientB = (await ok('POST', 'client', bob, { provider_key: KEY_B })) as number;
+});
+afterAll(async () => {
+  await ctx?.close();
+  await stub?.close();
+});
+beforeEach(() => {
+  stub.state.mode = 'ok';
+  stub.requests.length = 0;
+});
+
+// ---------- clients ----------
+
+describe('clients', () => {
+  it('makes the creator a member, stores the key encrypted and never returns it', async () => {
+    const login = await ctx.request({ method: 'POST', url: `${CURRENT}/sessions.php`, ...form({ email: alice.email, password: alice.password }) });
+    expect(login.envelope.data[0].Client_Id).toBe(String(clientA));
+
+    const stored = await ctx.database.db.selectFrom('clients').select(['provider_key_enc', 'provider_key_hint']).where('id', '=', clientA).executeTakeFirstOrThrow();
+    expect(stored.provider_key_enc).not.toContain(KEY_A);
+    expect(stored.provider_key_enc).toMatch(/^v1:/);
+
+    const own = await ok('GET', 'client', alice);
+    expect(own).toEqual([
+      {
+        Id: String(clientA),
+        FiscalId: null,
+        CompanyName: 'Alpha SL',
+        CompanyLegalName: null,
+        CompanyAddress1: null,
+        CompanyAddress2: null,
+        CompanyAddress3: null,
+        CompanyCity: 'Madrid',
+        CompanyZipCode: null,
+        CompanyProviderKey: null,
+      },
+    ]);
+    const all = (await ok('GET', 'client', admin)) as Record<string, string>[];
+    expect(all.map((c) => c.Id)).toEqual(expect.arrayContaining([String(clientA), String(clientB)]));
+    expect(all.find((c) => c.Id === String(clientA))!.CompanyProviderKey).toBe('sk-...WXYZ');
+  });
+
+  it('filters with fields/where through the shared parser and refuses unknown columns', async () => {
+    expect(await ok('GET', 'client', admin, { fields: 'Id,CompanyName', where: "CompanyName LIKE 'Alpha%'" })).toEqual([{ Id: String(clientA), CompanyName: 'Alpha SL' }]);
+    expect(await ok('GET', 'client', bob, { where: `Id = ${clientA} OR Id > 0` })).toEqual([{ ...(await ok('GET', 'client', bob))[0] }]);
+    const bad = await call('GET', 'client', admin, { where: 'provider_key_enc IS NOT NULL' });
+    expect(bad.status).toBe(1);
+    expect(bad.data).toMatch(/Invalid parameter 'where'.*unknown column/);
+    const key = await call('GET', 'client', admin, { where: "CompanyProviderKey LIKE 'sk%'" });
+    expect(key.status).toBe(1);
+  });
+
+  it('lets administrators attach and detach users; consumers may not', async () => {
+    const carol = await ctx.createUser({ name: 'Carol' });
+    const denied = await call('PATCH', 'client', alice, { id: clientA, user_id: carol.id });
+    expect(denied).toEqual({ status: 1, data: 'Forbidden: attaching users to a client requires an administrator' });
+    expect(await ok('PATCH', 'client', admin, { id: clientA, user_id: carol.id })).toBe('success');
+    expect((await ok('GET', 'client', carol)) as unknown[]).toHaveLength(1);
+    expect(await ok('PATCH', 'client', admin, { id: clientA, user_id: carol.id, detach: 1 })).toBe('success');
+    expect(await ok('GET', 'client', carol)).toEqual([]);
+    expect((await call('PATCH', 'client', bob, { id: clientA, data: '{"CompanyName":"Hijacked"}' })).data).toBe(`Client ${clientA} not found`);
+  });
+
+  it('refuses a missing or malformed provider key', async () => {
+    expect(await call('POST', 'client', bob, {})).toEqual({ status: 1, data: "Missing required parameter 'provider_key'" });
+    expect((await call('POST', 'client', bob, { provider_key: 'short' })).data).toMatch(/Invalid parameter 'provider_key'/);
+  });
+});
+
+// ---------- use cases and their sentences ----------
+
+describe('use cases and sentence order', () => {
+  it('creates, lists three ways, and changes LastUpdDateTime and Hash on update', async () => {
+    const id = await newUsecase(alice, clientA, { Description: 'Support', Welcome: 'Hi!', Temperature: 0.3, TimeOutForAutoMsg: 60, AutoMsg: 'Still there?' });
+    const before = await usecaseOf(alice, id);
+    expect(before).toMatchObject({ Id: String(id), clie_Id: String(clientA), Description: 'Support', Welcome: 'Hi!', Temperature: '0.3', TimeOutForAutoMsg: '60', Tokens: '0', FinishDateTime: null, Active: '1' });
+    expect(before.LastUpdDateTime).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+
+    const byClient = (await ok('GET', 'usecase', alice, { clie_id: clientA })) as Record<string, string>[];
+    expect(byClient.map((u) => u.Id)).toContain(String(id));
+    const byUser = (await ok('GET', 'usecase', alice, { user_id: alice.id, upd_date: '2000-01-01 00:00:00' })) as Record<string, string>[];
+    expect(byUser.map((u) => u.Id)).toContain(String(id));
+    expect(await ok('GET', 'usecase', alice, { user_id: alice.id, upd_date: '2999-01-01 00:00:00' })).toEqual([]);
+    expect(await call('GET', 'usecase', alice, { user_id: alice.id })).toEqual({ status: 1, data: "Missing required parameter 'upd_date'" });
+
+    ctx.clock.advance(2000);
+    try {
+      expect(await ok('PATCH', 'usecase', alice, { id, data: JSON.stringify({ Description: 'Support v2' }) })).toBe('success');
+    } finally {
+      ctx.clock.advance(-2000);
+    }
+    const after = await usecaseOf(alice, id);
+    expect(after.Description).toBe('Support v2');
+    expect(after.Hash).not.toBe(before.Hash);
+    expect(after.LastUpdDateTime).not.toBe(before.LastUpdDateTime);
+
+    expect(await ok('PATCH', 'usecase', alice, { id, close: 1 })).toBe('success');
+    expect((await usecaseOf(alice, id)).FinishDateTime).not.toBeNull();
+    expect(await ok('PATCH', 'usecase', alice, { id, open: 1 })).toBe('success');
+    expect((await usecaseOf(alice, id)).FinishDateTime).toBeNull();
+  });
+
+  it('validates the data JSON', async () => {
+    const unknown = await call('POST', 'usecase', alice, { client_id: clientA, data: '{"Colour":"red"}' });
+    expect(unknown).toEqual({ status: 1, data: "Invalid parameter 'data': unknown field 'Colour'" });
+    const temp = await call('POST', 'usecase', alice, { client_id: clientA, data: '{"Temperature":5}' });
+    expect(temp.data).toMatch(/Invalid parameter 'data': field 'Temperature' must be a number from 0 to 2/);
+    expect((await call('POST', 'usecase', alice, { client_id: clientA, data: 'not json' })).data).toBe("Invalid parameter 'data': is not valid JSON");
+    expect((await call('POST', 'usecase', alice, { client_id: clientB, data: '{}' })).data).toBe(`Client ${clientB} not found`);
+  });
+
+  it('orders sentences, moves them Up/Down and keeps the token count from the tokenizer', async () => {
+    const id = await newUsecase(alice, clientA, { Description: 'Order' }, ['First rule.', 'Second rule, a little longer.']);
+    const expected = (await counter.count('First rule.')) + (await counter.count('Second rule, a little longer.'));
+    expect((await usecaseOf(alice, id)).Tokens).toBe(String(expected));
+
+    const third = (await ok('POST', 'sentence', alice, { text: 'Inserted first.' })) as number;
+    expect(await ok('POST', 'usecase_sentence', alice, { usca_id: id, sent_id: third, order_id: 1 })).toBe(1);
+    let list = (await ok('GET', 'sentence', alice, { usca_id: id })) as Record<string, string>[];
+    expect(list.map((s) => [s.Order, s.Text])).toEqual([
+      ['1', 'Inserted first.'],
+      ['2', 'First rule.'],
+      ['3', 'Second rule, a little longer.'],
+    ]);
+    expect(await ok('PATCH', 'usecase_sentence', alice, { usca_id: id, order_id: 3, direction: 'Up' })).toBe('success');
+    list = (await ok('GET', 'sentence', alice, { usca_id: id })) as Record<string, string>[];
+    expect(list.map((s) => s.Text)).toEqual(['Inserted first.', 'Second rule, a little longer.', 'First rule.']);
+    expect((await call('PATCH', 'usecase_sentence', alice, { usca_id: id, order_id: 1, direction: 'Up' })).data).toMatch(/already the first/);
+    expect((await call('PATCH', 'usecase_sentence', alice, { usca_id: id, order_id: 1, direction: 'Sideways' })).data).toMatch(/Invalid parameter 'direction'/);
+
+    const first = list.find((s) => s.Text === 'First rule.')!;
+    expect(await ok('DELETE', 'usecase_sentence', alice, { usca_id: id, sent_id: first.Id!, tokens: 1 })).toBe('success');
+    expect((await usecaseOf(alice, id)).Tokens).toBe(String(expected - (await counter.count('First rule.'))));
+    list = (await ok('GET', 'sentence', alice, { usca_id: id })) as Record<string, string>[];
+    expect(list.map((s) => s.Order)).toEqual(['1', '2']);
+
+    expect(await ok('PATCH', 'sentence', alice, { id: third, new_text: 'Changed text.' })).toBe('success');
+    expect(((await ok('GET', 'sentence', alice, { where: `Id = ${third}` })) as Record<string, string>[])[0]).toMatchObject({ Text: 'Changed text.', Tokens: String(await counter.count('Changed text.')) });
+  });
+});
+
+// ---------- chats and the reply flow ----------
+
+describe('chat replies', () => {
+  it('opens with Welcome and answers a user sentence through the provider with key, system sentences, temperature and limit', async () => {
+    const usca = await newUsecase(alice, clientA, { Description: 'Shop', Welcome: 'Welcome to Alpha!', Temperature: 0.2 }, ['You are the Alpha shop assistant.', 'Answer in one sentence.']);
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id, hash: 'visitor-1' })) as number;
+    expect(stub.requests).toHaveLength(0);
+    expect((await chatSentences(alice, chatId)).map((s) => [s.Role, s.Text])).toEqual([['2', 'Welcome to Alpha!']]);
+
+    const sentenceId = await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Do you sell bikes?', role: 1 });
+    expect(typeof sentenceId).toBe('number');
+    expect(stub.requests).toHaveLength(1);
+    const sent = stub.requests[0]!;
+    expect(sent.authorization).toBe(`Bearer ${KEY_A}`);
+    expect(sent.body.model).toBe('gpt-4o-mini');
+    expect(sent.body.temperature).toBe(0.2);
+    expect(sent.body.messages).toEqual([
+      { role: 'system', content: 'You are the Alpha shop assistant.' },
+      { role: 'system', content: 'Answer in one sentence.' },
+      { role: 'assistant', content: 'Welcome to Alpha!' },
+      { role: 'user', content: 'Do you sell bikes?' },
+    ]);
+    expect(sent.body.max_tokens).toBe(4000 - (await counter.countMessages(sent.body.messages as never)));
+
+    const said = await chatSentences(alice, chatId);
+    expect(said.map((s) => [s.Role, s.Text])).toEqual([
+      ['2', 'Welcome to Alpha!'],
+      ['1', 'Do you sell bikes?'],
+      ['2', 'Hello, I am the assistant.'],
+    ]);
+    expect(said[1]!.Id).toBe(String(sentenceId));
+    const chat = await chatOf(alice, chatId);
+    expect(chat).toMatchObject({ usca_Id: String(usca), Tokens: '18', ControlType: 'auto', Hash: 'visitor-1', FinishDateTime: null, Attention: '0' });
+    expect((await usecaseOf(alice, usca)).Tokens).toBe(String((await counter.count('You are the Alpha shop assistant.')) + (await counter.count('Answer in one sentence.')) + 18));
+
+    // The second turn carries the history; totals add up.
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'And helmets?', role: 1 });
+    expect(stub.requests[1]!.body.messages.slice(-3)).toEqual([
+      { role: 'user', content: 'Do you sell bikes?' },
+      { role: 'assistant', content: 'Hello, I am the assistant.' },
+      { role: 'user', content: 'And helmets?' },
+    ]);
+    expect((await chatOf(alice, chatId)).Tokens).toBe('36');
+    expect(await ok('GET', 'chat', alice, { hash: 'visitor-1' })).toHaveLength(1);
+  });
+
+  it('flags attention words and hands off to a person on manual words', async () => {
+    const usca = await newUsecase(alice, clientA, {
+      Description: 'Handoff',
+      WordsForManual: 'human, real person',
+      WordsForAttention: 'complaint',
+      ManualMessage: 'An agent will answer you shortly.',
+    });
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'I have a Complaint about my order', role: 1 });
+    expect(stub.requests).toHaveLength(1);
+    expect((await chatOf(alice, chatId)).Attention).toBe('1');
+
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'I want to talk to a REAL  person please', role: 1 });
+    expect(stub.requests).toHaveLength(1);
+    expect((await chatOf(alice, chatId)).ControlType).toBe('manual');
+    expect((await chatSentences(alice, chatId)).slice(-2).map((s) => [s.Role, s.Text])).toEqual([
+      ['1', 'I want to talk to a REAL  person please'],
+      ['2', 'An agent will answer you shortly.'],
+    ]);
+
+    // Manual: user sentences are stored, no automatic reply; an operator answers as role 2.
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Hello?', role: 1 });
+    expect(stub.requests).toHaveLength(1);
+    const operator = await ctx.createUser({ name: 'Olga' });
+    await ok('PATCH', 'client', admin, { id: clientA, user_id: operator.id });
+    await ok('POST', 'sentence', operator, { chat_id: chatId, text: 'Hi, Olga here.', role: 2 });
+    expect((await chatOf(alice, chatId)).UserManaging_Id).toBe(String(operator.id));
+    expect((await chatSentences(alice, chatId)).at(-1)).toMatchObject({ Role: '2', Text: 'Hi, Olga here.', User_Id: String(operator.id) });
+
+    // Back to automatic.
+    expect(await ok('PATCH', 'chat', operator, { id: chatId, control: 'auto' })).toBe('success');
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Thanks', role: 1 });
+    expect(stub.requests).toHaveLength(2);
+  });
+
+  it('sends the auto message once after the silence time-out, from the database schedule', async () => {
+    const usca = await newUsecase(alice, clientA, { Description: 'Nudge', TimeOutForAutoMsg: 30, AutoMsg: 'Are you still there?' });
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Hi', role: 1 });
+
+    expect(await ctx.services.chat.sendDueAutoMessages(ctx.clock.now())).toBe(0);
+    ctx.clock.advance(31_000);
+    try {
+      expect(await ctx.services.chat.sendDueAutoMessages(ctx.clock.now())).toBe(1);
+      expect(await ctx.services.chat.sendDueAutoMessages(ctx.clock.now())).toBe(0);
+      ctx.clock.advance(60_000);
+      expect(await ctx.services.chat.sendDueAutoMessages(ctx.clock.now())).toBe(0);
+    } finally {
+      ctx.clock.advance(-91_000);
+    }
+    const texts = (await chatSentences(alice, chatId)).map((s) => s.Text);
+    expect(texts.filter((t) => t === 'Are you still there?')).toHaveLength(1);
+    expect(texts.at(-1)).toBe('Are you still there?');
+  });
+
+  it('does not send the auto message to a finished chat', async () => {
+    const usca = await newUsecase(alice, clientA, { Description: 'Nudge 2', TimeOutForAutoMsg: 5, AutoMsg: 'Ping' });
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    await ok('PATCH', 'chat', alice, { id: chatId, finish: 1 });
+    ctx.clock.advance(10_000);
+    try {
+      await ctx.services.chat.sendDueAutoMessages(ctx.clock.now());
+    } finally {
+      ctx.clock.advance(-10_000);
+    }
+    expect((await chatSentences(alice, chatId)).map((s) => s.Text)).not.toContain('Ping');
+  });
+
+  it('rates chat sentences, finishes chats and refuses sentences to finished chats and closed use cases', async () => {
+    const usca = await newUsecase(alice, clientA, { Description: 'Rate' });
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Question', role: 1 });
+    const reply = (await chatSentences(alice, chatId)).at(-1)!;
+    expect(reply.Rate).toBeNull();
+    expect(await ok('PATCH', 'chat-sentence', alice, { chat_id: chatId, sent_id: reply.Id!, rate: 0 })).toBe('success');
+    expect((await chatSentences(alice, chatId)).at(-1)!.Rate).toBe('0');
+    expect(await ok('PATCH', 'chat-sentence', alice, { chat_id: chatId, sent_id: reply.Id!, rate: 1 })).toBe('success');
+    expect((await chatSentences(alice, chatId)).at(-1)!.Rate).toBe('1');
+    expect((await call('PATCH', 'chat-sentence', alice, { chat_id: chatId, sent_id: 999999, rate: 1 })).data).toMatch(/not found/);
+    expect((await call('PATCH', 'chat-sentence', alice, { chat_id: chatId, sent_id: reply.Id!, rate: 2 })).data).toBe("Invalid parameter 'rate': must be 0 or 1");
+
+    expect(await ok('PATCH', 'chat', alice, { id: chatId, status: 'resolved', tokens: 5, active: 0 })).toBe('success');
+    expect(await chatOf(alice, chatId)).toMatchObject({ Status: 'resolved', Tokens: '23', Active: '0' });
+    expect(await ok('PATCH', 'chat', alice, { id: chatId, finish: 1 })).toBe('success');
+    expect((await chatOf(alice, chatId)).FinishDateTime).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+    const refused = await call('POST', 'sentence', alice, { chat_id: chatId, text: 'More?', role: 1 });
+    expect(refused).toEqual({ status: 1, data: `Chat ${chatId} is finished: it takes no new sentences` });
+
+    const open = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    await ok('PATCH', 'usecase', alice, { id: usca, close: 1 });
+    expect((await call('POST', 'sentence', alice, { chat_id: open, text: 'Hi', role: 1 })).data).toBe(`Use case ${usca} is closed: it takes no new user sentences`);
+    expect((await call('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })).data).toMatch(/is closed/);
+    await ok('PATCH', 'usecase', alice, { id: usca, open: 1, active: 0 });
+    expect((await call('POST', 'sentence', alice, { chat_id: open, text: 'Hi', role: 1 })).data).toBe(`Use case ${usca} is inactive: it takes no new user sentences`);
+    expect(stub.requests).toHaveLength(1);
+  });
+});
+
+// ---------- provider failures ----------
+
+describe('provider failures', () => {
+  const cases: { mode: StubMode | 'refused'; message: RegExp; attempts: number }[] = [
+    { mode: '401', message: /^Language-model provider error: the client's provider key was rejected \(HTTP 401 bad key\)/, attempts: 1 },
+    { mode: '429', message: /^Language-model provider error: rate limit or quota exceeded \(HTTP 429\) after 2 retries/, attempts: 3 },
+    { mode: '500', message: /^Language-model provider error: the provider failed \(HTTP 500\) after 2 retries/, attempts: 3 },
+    { mode: 'hang', message: /^Language-model provider error: timeout, no answer within 1500 ms$/, attempts: 1 },
+    { mode: 'refused', message: /^Language-model provider error: .*cannot connect to http:\/\/127\.0\.0\.1:\d+/, attempts: 0 },
+  ];
+
+  for (const { mode, message, attempts } of cases) {
+    it(`answers a clear error for ${mode} and stores nothing`, async () => {
+      const usca = await newUsecase(alice, clientA, { Description: `Fail ${mode}`, Welcome: 'Hi' });
+      const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+      const before = await chatSentences(alice, chatId);
+      const tokensBefore = (await usecaseOf(alice, usca)).Tokens;
+      if (mode === 'refused') await stub.refuse();
+      else stub.state.mode = mode;
+      try {
+        const res = await call('POST', 'sentence', alice, { chat_id: chatId, text: 'Hello?', role: 1 });
+        expect(res.status).toBe(1);
+        expect(res.data).toMatch(message);
+        expect(res.data).not.toContain(KEY_A);
+        expect(res.data).not.toContain('client-a');
+      } finally {
+        if (mode === 'refused') await stub.listen();
+        stub.releaseHanging();
+      }
+      expect(stub.requests).toHaveLength(attempts);
+      expect(await chatSentences(alice, chatId)).toEqual(before);
+      expect((await chatOf(alice, chatId)).Tokens).toBe('0');
+      expect((await usecaseOf(alice, usca)).Tokens).toBe(tokensBefore);
+    });
+  }
+});
+
+// ---------- isolation ----------
+
+describe('consumers see only their own client', () => {
+  it("keeps B away from A's use cases, chats and sentences", async () => {
+    const usca = await newUsecase(alice, clientA, { Description: 'Private', Welcome: 'Private welcome' }, ['Secret system prompt']);
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+
+    expect(await ok('GET', 'chat', bob)).toEqual([]);
+    expect(await ok('GET', 'chat', bob, { chat_id: chatId })).toEqual([]);
+    expect(await ok('GET', 'chat', bob, { where: `Id = ${chatId} OR Id > 0` })).toEqual([]);
+    expect(await ok('GET', 'usecase', bob, { where: 'Id > 0' })).toEqual([]);
+    expect((await call('GET', 'usecase', bob, { clie_id: clientA })).data).toBe(`Client ${clientA} not found`);
+    expect((await call('GET', 'usecase', bob, { user_id: alice.id, upd_date: '2000-01-01' })).data).toBe(`User ${alice.id} not found`);
+    expect((await call('GET', 'sentence', bob, { chat_id: chatId })).data).toBe(`Chat ${chatId} not found`);
+    expect((await call('GET', 'sentence', bob, { usca_id: usca })).data).toBe(`Use case ${usca} not found`);
+    const own = (await ok('GET', 'sentence', bob, { where: "Text LIKE '%Secret%' OR Id > 0" })) as Record<string, string>[];
+    expect(own.every((s) => s.clie_Id === String(clientB))).toBe(true);
+    expect((await call('POST', 'sentence', bob, { chat_id: chatId, text: 'Intrusion', role: 1 })).data).toBe(`Chat ${chatId} not found`);
+    expect((await call('POST', 'chat', bob, { usca_id: usca, user_id: bob.id })).data).toBe(`Use case ${usca} not found`);
+    expect((await call('PATCH', 'chat', bob, { id: chatId, finish: 1 })).data).toBe(`Chat ${chatId} not found`);
+    expect((await call('PATCH', 'usecase', bob, { id: usca, close: 1 })).data).toBe(`Use case ${usca} not found`);
+    expect((await call('POST', 'usecase_sentence', bob, { usca_id: usca, sent_id: 1 })).data).toBe(`Use case ${usca} not found`);
+    expect(stub.requests).toHaveLength(0);
+
+    // Administrators see everything.
+    expect(((await ok('GET', 'chat', admin, { chat_id: chatId })) as unknown[]).length).toBe(1);
+  });
+});
+
+// ---------- /aichat ----------
+
+describe('POST /aichat', () => {
+  it('answers the reply text for words and for a JSON message list, with max_tokens', async () => {
+    expect(await ok('POST', 'aichat', alice, { prompt: 'Say hello' })).toBe('Hello, I am the assistant.');
+    expect(stub.requests[0]!.body).toMatchObject({ messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 4000 });
+    expect(stub.requests[0]!.authorization).toBe(`Bearer ${KEY_A}`);
+    const messages = [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Hi' },
+    ];
+    await ok('POST', 'aichat', alice, { prompt: JSON.stringify(messages), max_tokens: 50 });
+    expect(stub.requests[1]!.body).toMatchObject({ messages, max_tokens: 50 });
+  });
+
+  it('counts the prompt tokens with tokens=1 without calling the provider', async () => {
+    expect(await ok('POST', 'aichat', alice, { prompt: 'How many tokens is this sentence?', tokens: 1 })).toBe(await counter.count('How many tokens is this sentence?'));
+    expect(stub.requests).toHaveLength(0);
+  });
+
+  it('streams as server-sent events when asked, and legacy clients get JSON', async () => {
+    stub.state.reply = 'Streaming works fine.';
+    try {
+      const res = await ctx.request({
+        method: 'POST',
+        url: `${CURRENT}/aichat.php`,
+        ...form({ session: alice.session, tz: TZ, prompt: 'Stream please' }),
+        headers: { ...form({}).headers, accept: 'text/event-stream' },
+      }).catch(async () => {
+        // The body is not JSON: read it raw.
+        return ctx.app.inject({
+          method: 'POST',
+          url: `${CURRENT}/aichat.php`,
+          payload: new URLSearchParams({ session: alice.session, tz: TZ, prompt: 'Stream please' }).toString(),
+          headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/event-stream' },
+        });
+      });
+      bodies.push(res.body);
+      expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
+      const events = res.body
+        .trim()
+        .split('\n\n')
+        .map((block) => {
+          const [eventLine, dataLine] = block.split('\n');
+          return { event: eventLine!.replace('event: ', ''), data: JSON.parse(dataLine!.replace('data: ', '')) };
+        });
+      const deltas = events.filter((e) => e.event === 'delta');
+      expect(deltas.length).toBeGreaterThan(1);
+      expect(deltas.map((d) => d.data.text).join('')).toBe('Streaming works fine.');
+      expect(events.at(-1)).toEqual({ event: 'done', data: { status: 0, data: 'Streaming works fine.', usage: { prompt: 11, completion: 7, total: 18 } } });
+      expect(stub.requests[0]!.body.stream).toBe(true);
+
+      const legacy = await ok('POST', 'aichat', alice, { prompt: 'No stream' });
+      expect(legacy).toBe('Streaming works fine.');
+    } finally {
+      stub.state.reply = 'Hello, I am the assistant.';
+    }
+  });
+
+  it('answers a failure before the stream starts as the ordinary error envelope', async () => {
+    stub.state.mode = '401';
+    const res = await ctx.request({
+      method: 'POST',
+      url: `${CURRENT}/aichat.php`,
+      payload: new URLSearchParams({ session: alice.session, tz: TZ, prompt: 'x' }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/event-stream' },
+    });
+    bodies.push(res.body);
+    expect(res.envelope.status).toBe(1);
+    expect(res.envelope.data).toMatch(/HTTP 401 bad key/);
+  });
+
+  it('needs a client with a key, and a prompt', async () => {
+    const loner = await ctx.createUser();
+    expect((await call('POST', 'aichat', loner, { prompt: 'hi' })).data).toMatch(/belong to no client/);
+    expect(await call('POST', 'aichat', alice, {})).toEqual({ status: 1, data: "Missing required parameter 'prompt'" });
+    expect((await call('POST', 'aichat', alice, { prompt: '[{"role":"robot","content":"x"}]' })).data).toMatch(/Invalid parameter 'prompt'/);
+  });
+});
+
+// ---------- secrets ----------
+
+describe('the provider key', () => {
+  it('never appears in a reply body or a log line', async () => {
+    expect(bodies.length).toBeGreaterThan(50);
+    for (const key of [KEY_A, KEY_B]) {
+      for (const body of bodies) expect(body).not.toContain(key);
+      for (const line of ctx.logLines) expect(line).not.toContain(key);
+      expect(ctx.logLines.join('\n')).not.toContain(key.slice(8, 30));
+    }
+  });
+});

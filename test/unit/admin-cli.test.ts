@@ -1,0 +1,110 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAdminCommand, USAGE } from '../../src/cli/admin.js';
+import { loadConfig } from '../../src/config.js';
+import { startRuntime } from '../../src/runtime.js';
+import pino from 'pino';
+
+let dataDir: string;
+let env: NodeJS.ProcessEnv;
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'mtcs-admin-cli-'));
+  env = { DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+});
+afterAll(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+async function run(...argv: string[]) {
+  let out = '';
+  let err = '';
+  const code = await runAdminCommand(argv, { out: (t) => void (out += t), err: (t) => void (err += t) }, env);
+  return { code, out, err };
+}
+
+/** The same services the CLI uses, opened on its database, for checking what a command did. */
+async function withRuntime<T>(use: (rt: Awaited<ReturnType<typeof startRuntime>>) => Promise<T>): Promise<T> {
+  const runtime = await startRuntime(loadConfig(env), pino({ level: 'silent' }));
+  try {
+    return await use(runtime);
+  } finally {
+    await runtime.close();
+  }
+}
+
+describe('admin CLI', () => {
+  it('creates an administrator through `npx tsx src/cli/admin.ts` with exit code 0', () => {
+    const result = spawnSync('npx', ['tsx', 'src/cli/admin.ts', 'create-admin', '--email', 'ops@example.com', '--password', 'Str0ng-pass'], {
+      cwd: path.resolve(import.meta.dirname, '../..'),
+      env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'silent' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(result.stderr).not.toMatch(/Failed|Error/);
+    expect(result.stdout).toMatch(/^Administrator ops@example\.com created \(id \d+\)$/m);
+    expect(result.status).toBe(0);
+  });
+
+  it('answers usage errors with exit code 2 and the usage text, without opening the database', async () => {
+    expect(await run('--help')).toEqual({ code: 0, out: USAGE, err: '' });
+    for (const [argv, reason] of [
+      [[], 'No command given'],
+      [['frobnicate'], "Unknown command 'frobnicate'"],
+      [['create-admin', '--email', 'x@example.com'], 'Missing --password'],
+      [['list-users', 'extra'], "Unexpected argument 'extra'"],
+      [['invoice', '--until', '2024-13-01'], "--until '2024-13-01' is not a date as YYYY-MM-DD"],
+      [['invoice', '--until', '2024-01-31', '--tz', 'Mars/Base'], "--tz 'Mars/Base' is not a known time zone"],
+      [['list-users', '--bogus'], "Unknown option '--bogus'"],
+    ] as const) {
+      const result = await run(...argv);
+      expect(result.code, argv.join(' ')).toBe(2);
+      expect(result.err).toContain(reason);
+      expect(result.err).toContain('Usage: npm run admin');
+    }
+    const weak = await run('create-admin', '--email', 'x@example.com', '--password', 'short');
+    expect(weak).toEqual({ code: 1, out: '', err: "Invalid parameter 'password': must be at least 8 characters long\n" });
+  });
+
+  it('lists users, resets a password, and fails with exit code 1 for an unknown user', async () => {
+    const listed = await run('list-users');
+    expect(listed.code).toBe(0);
+    expect(listed.out).toMatch(/^id\temail\trole\tenabled\tname$/m);
+    expect(listed.out).toMatch(/^\d+\tops@example\.com\tadmin\tenabled\tAdministrator$/m);
+
+    expect(await run('reset-password', '--email', 'OPS@example.com', '--password', 'N3w-password')).toEqual({
+      code: 0,
+      out: 'Password of ops@example.com changed\n',
+      err: '',
+    });
+    await withRuntime(async ({ services }) => {
+      await expect(services.sessions.login('ops@example.com', 'N3w-password')).resolves.toMatchObject({ user: { role: 'admin' } });
+      await expect(services.sessions.login('ops@example.com', 'Str0ng-pass')).rejects.toThrow('Invalid e-mail or password');
+    });
+    expect(await run('reset-password', '--email', 'nobody@example.com', '--password', 'N3w-password')).toEqual({
+      code: 1,
+      out: '',
+      err: 'No user with e-mail nobody@example.com\n',
+    });
+  });
+
+  it('marks consumptions invoiced up to the end of the given day and logs it', async () => {
+    await withRuntime(async ({ services }) => {
+      const user = await services.users.findByEmail('ops@example.com');
+      const base = { userId: user!.id, appName: 'forecast', host: 'h', pid: 1, ramMb: 1, cpuSeconds: 1, diskMb: 1 };
+      await services.consumptions.record({ ...base, date: new Date('2024-01-31T23:59:00Z') });
+      await services.consumptions.record({ ...base, date: new Date('2024-02-01T00:00:00Z') });
+    });
+    const result = await run('invoice', '--until', '2024-01-31');
+    expect(result).toEqual({ code: 0, out: 'Marked 1 consumption record dated up to 2024-01-31 (UTC) as invoiced\n', err: '' });
+    await withRuntime(async ({ database }) => {
+      const rows = await database.db.selectFrom('consumptions').select(['date', 'date_invoiced']).orderBy('date').execute();
+      expect(rows.map((r) => r.date_invoiced !== null)).toEqual([true, false]);
+      const logged = await database.db.selectFrom('logs').select(['procedure', 'text']).where('procedure', 'like', 'admin-cli.%').orderBy('id').execute();
+      expect(logged.map((l) => l.procedure)).toEqual(['admin-cli.create-admin', 'admin-cli.reset-password', 'admin-cli.invoice']);
+      expect(JSON.stringify(logged)).not.toMatch(/Str0ng-pass|N3w-password/);
+    });
+  });
+});
