@@ -42,7 +42,6 @@ import type { LlmProvider } from './llm/provider.js';
 import { createTokenCounter } from './llm/tokens.js';
 import { createAppRecordsRepository } from './domain/models/app-records.repository.js';
 import { createAppRecordsService } from './domain/models/app-records.service.js';
-import { createForecastsRepository } from './domain/models/forecasts.repository.js';
 import { createForecastsService } from './domain/models/forecasts.service.js';
 import { createNetworksRepository } from './domain/models/networks.repository.js';
 import { createNetworksService } from './domain/models/networks.service.js';
@@ -171,17 +170,10 @@ export function buildServices(deps: ServiceDeps) {
   const appRecords = createAppRecordsService({ records: createAppRecordsRepository(db), lookups: ownership, clock });
   const stats = createStatsService({ stats: createStatsRepository(db), lookups: ownership, clock });
   const networks = createNetworksService({ networks: createNetworksRepository(db), lookups: ownership, clock });
-  const forecastsRepository = createForecastsRepository(db);
   const forecasts = createForecastsService({
     networks,
     lookups: ownership,
-    clock,
-    // TODO(lead): a new job output through the data area's writer once it has one (docs/notes/models.md).
-    writeOutput: (output) =>
-      forecastsRepository.insert(
-        { job_id: output.jobId, training_id: output.trainingId, user_id: output.userId, header: output.header, row: output.rows[0]! },
-        output.at,
-      ),
+    writeOutput: (output) => data.writeOutput(output.jobId, output.rows, output.header),
   });
 
   // --- summaries (each area contributes its counter) ---

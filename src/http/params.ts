@@ -23,10 +23,17 @@ export function collectParams(request: FastifyRequest): Record<string, unknown> 
 
 /** Validates the merged parameters with a zod schema; the first problem becomes a clear error. */
 export function parseParams<S extends z.ZodType>(schema: S, params: Record<string, unknown>): z.infer<S> {
-  const result = schema.safeParse(params);
+  // Legacy forms post every input, filled or not: an empty value is an absent one, so optional
+  // parameters and defaults apply to it.
+  const present: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(params)) {
+    if (value === null || (typeof value === 'string' && value.trim() === '')) continue;
+    present[key] = value;
+  }
+  const result = schema.safeParse(present);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
-  const name = issue.path.length > 0 ? issue.path.map(String).join('.') : 'parameters';
+  const name = issue.path.length > 0 ? String(issue.path[0]) : 'parameters';
   const given = issue.path.length > 0 ? params[String(issue.path[0])] : params;
   if (given === undefined || given === null || given === '') throw Errors.missingParameter(name);
   if (issue.code === 'custom' && name === 'tz') throw Errors.invalidTimezone(typeof given === 'string' ? given : JSON.stringify(given));

@@ -131,7 +131,7 @@ export function dateFromParts(row: PartValues, coarsest: DatePart, carry: number
   else if (coarsest === 'minute') base = base.plus({ hours: carry });
   const fromBase = (part: DatePart): boolean => PART_ORDER.indexOf(part) < PART_ORDER.indexOf(coarsest);
   const value = (part: DatePart): number =>
-    row[part] !== undefined ? (row[part] as number) : fromBase(part) ? base[part] : PART_MIN[part];
+    row[part] ?? (fromBase(part) ? base[part] : PART_MIN[part]);
   const year = value('year');
   const month = value('month');
   if (!Number.isInteger(year) || !Number.isInteger(month) || month < 1 || month > 12) return null;

@@ -212,8 +212,8 @@ export function encodeInputs(state: EncoderState, read: CellReader): Float32Arra
   if (state.weekday) {
     const dt = rowDate(state, read);
     const angle = dt ? (2 * Math.PI * (dt.weekday - 1)) / 7 : 0;
-    x[at++] = dt ? Math.sin(angle) : 0;
-    x[at++] = dt ? Math.cos(angle) : 0;
+    x[at] = dt ? Math.sin(angle) : 0;
+    x[at + 1] = dt ? Math.cos(angle) : 0;
   }
   return x;
 }

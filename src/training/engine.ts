@@ -155,8 +155,8 @@ function run(input: TrainingInput, analysis: Analysis, params: ResolvedParams, h
 
   const forecastRows =
     analysis.forecast.length > 0
-      ? analysis.forecast.map((i) => ({ rowIndex: i as number | null, cells: input.rows[i] as (string | null)[] }))
-      : futureRows(input, analysis).map((cells) => ({ rowIndex: null, cells }));
+      ? analysis.forecast.map((i) => ({ rowIndex: i, cells: input.rows[i] as (string | null)[] }))
+      : futureRows(input, analysis).map((cells) => ({ rowIndex: null as number | null, cells }));
   const values = predict(model, input.header, forecastRows.map((r) => r.cells));
   const forecasts = forecastRows.map((r, i) => ({ rowIndex: r.rowIndex, values: values[i] as Record<string, string> }));
   progress.done(fitB.error);
@@ -385,8 +385,14 @@ function samplesOf(encoder: EncoderState, indices: number[], readers: CellReader
   });
 }
 
-class StopTraining {
-  constructor(readonly epochs: number, readonly error: number) {}
+/** Thrown from brain's callback: the only way to end its synchronous train() loop early. */
+class StopTraining extends Error {
+  constructor(
+    readonly epochs: number,
+    readonly error: number,
+  ) {
+    super('deviatedTarget reached');
+  }
 }
 
 interface Fit {

@@ -26,7 +26,7 @@ export function loadNetwork(json: unknown): NetworkLike {
   );
   const net = new brain.NeuralNetwork();
   net.fromJSON({ ...source, sizes: [...source.sizes], trainOpts });
-  return net as unknown as NetworkLike;
+  return net;
 }
 
 export function asEncoderState(model: TrainedModel): EncoderState {

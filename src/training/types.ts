@@ -74,7 +74,8 @@ export interface TrainingInput {
 
 /**
  * `epoch`/`epochs` count both fits (hold-out fit + final fit) cumulatively so `advance` only rises;
- * `error` is brain's training MSE in scaled [0,1] units; `advance` 0..100 (100 = forecasts ready).
+ * `error` is brain's training MSE in the network's scaled units (targets in [-0.8, 0.8]);
+ * `advance` 0..100 (100 = forecasts ready). Reports are throttled to one per 200 ms plus the first and last.
  */
 export interface TrainingProgress {
   epoch: number;
@@ -117,7 +118,11 @@ export interface TrainingResult {
   };
   /** 0..100 integer: % of hold-out predictions (row x output) within deviationTarget% of the actual. */
   successRate: number;
-  /** inputs/outputs = encoded feature counts; neurons = total hidden neurons of the final network. */
+  /**
+   * inputs/outputs = encoded feature counts (network input/output layer sizes); neurons = total hidden
+   * neurons of the final network; layersRequested = params.layersRequested, or the automatic choice when
+   * not given; layersCreated = hidden layers actually built (after clamping to 1..5).
+   */
   figures: { neurons: number; inputs: number; outputs: number; layersRequested: number; layersCreated: number };
   /**
    * The final fit only (all known rows): trainMs = wall time inside brain's train(), samples = rows,

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTokenCounter } from '../../src/llm/tokens.js';
-import { CURRENT, createTestContext, form, type TestContext, type TestUser } from '../support/helper.js';
+import { CURRENT, OLDER, createTestContext, form, type TestContext, type TestUser } from '../support/helper.js';
 
 // ---------- a local OpenAI-compatible stub ----------
 
@@ -209,6 +209,17 @@ describe('clients', () => {
     expect((await call('PATCH', 'client', bob, { id: clientA, data: '{"CompanyName":"Hijacked"}' })).data).toBe(`Client ${clientA} not found`);
   });
 
+  it('accepts provider_key in the query string, as the spec shows, without logging it', async () => {
+    const dora = await ctx.createUser({ name: 'Dora' });
+    const queryKey = 'sk-query-string-key-000111222333';
+    const res = await ctx.request({ method: 'POST', url: `${CURRENT}/client.php?session=${dora.session}&tz=${TZ}&provider_key=${queryKey}` });
+    bodies.push(res.body);
+    expect(res.envelope.status).toBe(0);
+    expect(typeof res.envelope.data).toBe('number');
+    expect(ctx.logLines.some((line) => line.includes('/client.php'))).toBe(true);
+    expect(ctx.logLines.join('\n')).not.toContain(queryKey);
+  });
+
   it('refuses a missing or malformed provider key', async () => {
     expect(await call('POST', 'client', bob, {})).toEqual({ status: 1, data: "Missing required parameter 'provider_key'" });
     expect((await call('POST', 'client', bob, { provider_key: 'short' })).data).toMatch(/Invalid parameter 'provider_key'/);
@@ -387,6 +398,22 @@ describe('chat replies', () => {
     const texts = (await chatSentences(alice, chatId)).map((s) => s.Text);
     expect(texts.filter((t) => t === 'Are you still there?')).toHaveLength(1);
     expect(texts.at(-1)).toBe('Are you still there?');
+  });
+
+  it('runs the poller on an interval until stopped', async () => {
+    const usca = await newUsecase(alice, clientA, { Description: 'Poller', TimeOutForAutoMsg: 1, AutoMsg: 'Polled nudge' });
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    ctx.clock.advance(2000);
+    try {
+      const scheduler = ctx.services.chat.startAutoMessageScheduler({ intervalMs: 10 });
+      for (let i = 0; i < 100 && !(await chatSentences(alice, chatId)).some((s) => s.Text === 'Polled nudge'); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await scheduler.stop();
+    } finally {
+      ctx.clock.advance(-2000);
+    }
+    expect((await chatSentences(alice, chatId)).map((s) => s.Text)).toEqual(['Polled nudge']);
   });
 
   it('does not send the auto message to a finished chat', async () => {
@@ -568,6 +595,12 @@ describe('POST /aichat', () => {
     bodies.push(res.body);
     expect(res.envelope.status).toBe(1);
     expect(res.envelope.data).toMatch(/HTTP 401 bad key/);
+  });
+
+  it('exists only in the current version', async () => {
+    const res = await ctx.app.inject({ method: 'POST', url: `${OLDER}/aichat.php`, ...form({ session: alice.session, tz: TZ, prompt: 'x' }) });
+    expect(res.statusCode).toBe(404);
+    expect(stub.requests).toHaveLength(0);
   });
 
   it('needs a client with a key, and a prompt', async () => {

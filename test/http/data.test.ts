@@ -264,7 +264,7 @@ describe('PUT /data', () => {
   const dates = (rows: Record<string, string>[]) => rows.map((r) => `${r.year}-${r.month}-${r.day} ${r.hour}`);
 
   it('moves the output dates ahead by P1D, PT1H and P1M into new output records', async () => {
-    // hour is not a date part of the input, so the output column gets its default role from its name.
+    // hour is not a column of the input: the output column gets its role from its name.
     const jobId = await jobWithDatedOutput([
       ['2021', '1', '31', '23', '5'],
       ['2020', '2', '29', '0', '6'],
@@ -294,11 +294,12 @@ describe('PUT /data', () => {
 
   it('rejects invalid periods and a job without output', async () => {
     const jobId = await jobWithDatedOutput([['2021', '1', '31', '0', '1']]);
-    for (const period of ['P1X', '1D', 'tomorrow', 'P']) {
+    for (const period of ['P1X', '1D', 'tomorrow', 'P1D2']) {
       const res = await put(alice, { job_id: jobId, output: 1, period });
       expect(res.envelope.status).toBe(1);
       expect(res.envelope.data).toBe(`Invalid parameter 'period': '${period}' is not an ISO 8601 duration such as P1D, PT6H or P1Y2M`);
     }
+    expect((await put(alice, { job_id: jobId, output: 1, period: 'PT0S' })).envelope.data).toBe("Invalid parameter 'period': 'PT0S' is an empty interval");
     expect((await put(alice, { job_id: jobId, output: 1, period: 'P0.5D' })).envelope.data).toBe(
       "Invalid parameter 'period': 'P0.5D' must use whole years, months, days, hours and minutes",
     );

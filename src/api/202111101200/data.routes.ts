@@ -39,7 +39,7 @@ export function dataRoutes(app: FastifyInstance, services: Services) {
         limit: limit!,
         insight: insight!,
         alter: alter!,
-        estimate: params.estimate,
+        estimate: params.estimate || undefined,
       });
     },
   });

@@ -30,7 +30,7 @@ export function dataRoutes(app: FastifyInstance, services: Services) {
         return params.job_id === undefined ? services.data.mappingValues() : services.data.columns(caller, params.job_id, params.output);
       }
       if (params.job_id === undefined) throw Errors.missingParameter('job_id');
-      return services.data.rows(caller, { ...params, jobId: params.job_id });
+      return services.data.rows(caller, { ...params, jobId: params.job_id, estimate: params.estimate || undefined });
     },
   });
 

@@ -140,7 +140,8 @@ export const rowsParams = {
   limit: p.int().refine((v) => v >= 0, { error: 'must be 0 (no limit) or a positive number' }),
   insight: p.int().refine((v) => v >= 0 && v <= 2, { error: 'must be 0, 1 or 2' }),
   alter: p.number(),
-  estimate: p.string(200),
+  // p.text: legacy forms post an empty `estimate`, which p.string().optional() would refuse.
+  estimate: p.text(200),
 };
 
 export const probability = () => p.number().refine((v) => v >= 0 && v <= 1, { error: 'must be a number between 0 and 1' });

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { Generated } from 'kysely';
 
 /** App record: training parameters of an app (job_id null: template) or of one job, plus the reported run state. */
 export interface AppRecordsTable {
@@ -61,20 +61,8 @@ export interface NetworkWeightsTable {
   created_at: Generated<Date>;
 }
 
-/** A row predicted through POST /forecasts.php: the posted cells plus the predicted outputs. */
-export interface ForecastRecordsTable {
-  id: Generated<number>;
-  job_id: number;
-  training_id: number;
-  user_id: number;
-  header: ColumnType<string[], string, string>;
-  row: ColumnType<Record<string, string>, string, string>;
-  created_at: Generated<Date>;
-}
-
 export interface ModelsTables {
   app_records: AppRecordsTable;
   stat_records: StatRecordsTable;
   network_weights: NetworkWeightsTable;
-  forecast_records: ForecastRecordsTable;
 }

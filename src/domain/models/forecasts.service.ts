@@ -3,19 +3,11 @@ import { asEncoderState, predict } from '../../training/predict.js';
 import type { TrainedModel } from '../../training/types.js';
 import type { Caller } from '../caller.js';
 import { AppError, Errors } from '../errors.js';
-import type { Clock } from '../ports.js';
 import { requireJob, requireTraining, type OwnedJob, type OwnershipLookups } from './ownership.js';
 import type { NetworksService } from './networks.service.js';
 
-/** Where a predicted row goes: one new output record of the job; answers its id. */
-export type ForecastOutputWriter = (output: {
-  jobId: number;
-  trainingId: number;
-  userId: number;
-  header: string[];
-  rows: Record<string, string>[];
-  at: Date;
-}) => Promise<number>;
+/** Where a predicted row goes: one new output record of the job (the data area's writer); answers its id. */
+export type ForecastOutputWriter = (output: { jobId: number; header: string[]; rows: Record<string, string>[] }) => Promise<number>;
 
 export interface ForecastRequest {
   jobId?: number;
@@ -44,10 +36,11 @@ function columnsOf(encoder: EncoderState): { inputs: Set<string>; outputs: Set<s
 
 /**
  * The older POST /forecasts.php: one posted row is run through the stored network of a job's training
- * (reloaded from the database, so a restart changes nothing) and kept as a new output of that job.
+ * (reloaded from the database, so a restart changes nothing) and kept as a new output record of that job,
+ * readable with GET /data output=1 like the training's own forecasts.
  */
-export function createForecastsService(deps: { networks: NetworksService; lookups: OwnershipLookups; writeOutput: ForecastOutputWriter; clock: Clock }) {
-  const { networks, lookups, writeOutput, clock } = deps;
+export function createForecastsService(deps: { networks: NetworksService; lookups: OwnershipLookups; writeOutput: ForecastOutputWriter }) {
+  const { networks, lookups, writeOutput } = deps;
 
   /** job_id, else training_id's newest finished job, else the caller's newest finished job with a network. */
   async function resolveJob(caller: Caller, request: ForecastRequest): Promise<OwnedJob> {
@@ -85,7 +78,7 @@ export function createForecastsService(deps: { networks: NetworksService; lookup
       const cells = Object.fromEntries(given.filter(([name]) => !outputs.has(name)));
       const header = [...Object.keys(cells), ...outputs];
       const [row] = predict(model, header, [cells]) as [Record<string, string>];
-      const outputId = await writeOutput({ jobId: job.id, trainingId: job.training_id, userId: job.user_id, header, rows: [row], at: clock.now() });
+      const outputId = await writeOutput({ jobId: job.id, header, rows: [row] });
       return { jobId: job.id, trainingId: job.training_id, outputId, header, row };
     },
   };
