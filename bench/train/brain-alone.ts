@@ -1,7 +1,10 @@
 /**
- * Baseline: brain.js trained in-process (no pool, no engine) on bench data, fixed [16,16] layers and 20
- * iterations with the engine's activation, scaling and default learning rate/momentum. Prints {samplesEpochsPerSecond, validationMse}
- * (MSE in the original units of y on the last 20%). Run: npx tsx bench/train/brain-alone.ts [learningRate]
+ * Baseline: brain.js trained in-process (no pool, no engine) on the bench data, fixed [16,16] layers and 20
+ * iterations, with the engine's activation, scaling and default learning rate/momentum.
+ * Prints {samplesEpochsPerSecond, validationMse}: MSE in the original units of y on the last 20%.
+ * The run is repeated (default 3, seeded so the model is identical) and the best throughput is reported,
+ * because wall-clock throughput on a shared machine only ever errs on the slow side.
+ * Run: npx tsx bench/train/brain-alone.ts [repeats] [learningRate]
  */
 import brain from 'brain.js';
 import { ACTIVATION } from '../../src/training/encoder.js';
@@ -9,24 +12,30 @@ import { DEFAULT_LEARNING_RATE } from '../../src/training/engine.js';
 import { withSeededRandom } from '../../src/training/prng.js';
 import { EPOCHS, HIDDEN, SEED, loadBenchData } from './data.js';
 
-const learningRate = Number(process.argv[2] ?? DEFAULT_LEARNING_RATE);
+const repeats = Number(process.argv[2] ?? 3);
+const learningRate = Number(process.argv[3] ?? DEFAULT_LEARNING_RATE);
 const data = loadBenchData();
-const result = withSeededRandom(SEED, () => {
-  const net = new brain.NeuralNetwork({ hiddenLayers: HIDDEN, activation: ACTIVATION });
-  const started = performance.now();
-  const status = net.train(data.train, { iterations: EPOCHS, errorThresh: 1e-9, learningRate, momentum: 0.1 });
-  const trainMs = performance.now() - started;
-  let sum = 0;
-  for (const row of data.validation) {
-    const pred = data.yFromScaled(net.run(row.input)[0] as number);
-    sum += (pred - row.y) ** 2;
-  }
-  return {
-    samplesEpochsPerSecond: (data.train.length * status.iterations) / (trainMs / 1000),
-    validationMse: sum / data.validation.length,
-    epochs: status.iterations,
-    trainMs: Math.round(trainMs),
-    learningRate,
-  };
-});
-console.log(JSON.stringify(result));
+
+function once() {
+  return withSeededRandom(SEED, () => {
+    const net = new brain.NeuralNetwork({ hiddenLayers: HIDDEN, activation: ACTIVATION });
+    const started = performance.now();
+    const status = net.train(data.train, { iterations: EPOCHS, errorThresh: 1e-9, learningRate, momentum: 0.1 });
+    const trainMs = performance.now() - started;
+    let sum = 0;
+    for (const row of data.validation) {
+      const pred = data.yFromScaled(net.run(row.input)[0] as number);
+      sum += (pred - row.y) ** 2;
+    }
+    return {
+      samplesEpochsPerSecond: (data.train.length * status.iterations) / (trainMs / 1000),
+      validationMse: sum / data.validation.length,
+      epochs: status.iterations,
+      trainMs: Math.round(trainMs),
+    };
+  });
+}
+
+const runs = Array.from({ length: repeats }, once);
+const best = runs.reduce((a, b) => (b.samplesEpochsPerSecond > a.samplesEpochsPerSecond ? b : a));
+console.log(JSON.stringify({ ...best, learningRate, runs: runs.map((r) => Math.round(r.samplesEpochsPerSecond)) }));

@@ -74,12 +74,12 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): LlmProvide
 
     async stream(request, onDelta): Promise<LlmCompletion> {
       const { timer, trace, signal } = deadline(request);
+      let text = '';
       try {
         const chunks = await clientFor(request.apiKey, trace).chat.completions.create(
           { ...body(request), stream: true, stream_options: { include_usage: true } },
           { signal },
         );
-        let text = '';
         let usage: LlmUsage | undefined;
         for await (const chunk of chunks) {
           const delta = chunk.choices[0]?.delta?.content;
@@ -91,6 +91,9 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): LlmProvide
         }
         return { text, usage: usage ?? { prompt: 0, completion: 0, total: 0 } };
       } catch (error) {
+        if (text !== '' && !timer.aborted && !(error instanceof OpenAI.APIError)) {
+          throw new AppError('provider_error', 'Language-model provider error: the connection broke during the reply; try again');
+        }
         return fail(error, request, timer, trace);
       }
     },

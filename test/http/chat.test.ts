@@ -6,7 +6,7 @@ import { CURRENT, OLDER, createTestContext, form, type TestContext, type TestUse
 
 // ---------- a local OpenAI-compatible stub ----------
 
-type StubMode = 'ok' | 'hang' | '401' | '429' | '500';
+type StubMode = 'ok' | 'hang' | '401' | '429' | '500' | 'break';
 interface RecordedRequest {
   authorization: string | undefined;
   body: {
@@ -62,6 +62,12 @@ function startStub() {
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const chunk = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+      if (state.mode === 'break') {
+        // The provider drops the connection halfway through its answer.
+        chunk({ id: 'c', object: 'chat.completion.chunk', created: 1, model: body.model, choices: [{ index: 0, delta: { content: 'Half an' }, finish_reason: null }] });
+        setTimeout(() => res.destroy(), 20);
+        return;
+      }
       for (const piece of state.reply.match(/.{1,6}/gs) ?? []) {
         chunk({ id: 'c', object: 'chat.completion.chunk', created: 1, model: body.model, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
       }
@@ -595,6 +601,20 @@ describe('POST /aichat', () => {
     bodies.push(res.body);
     expect(res.envelope.status).toBe(1);
     expect(res.envelope.data).toMatch(/HTTP 401 bad key/);
+  });
+
+  it('ends a stream broken halfway with an error event', async () => {
+    stub.state.mode = 'break';
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: `${CURRENT}/aichat.php`,
+      payload: new URLSearchParams({ session: alice.session, tz: TZ, prompt: 'x' }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/event-stream' },
+    });
+    bodies.push(res.body);
+    const blocks = res.body.trim().split('\n\n');
+    expect(blocks[0]).toBe('event: delta\ndata: {"text":"Half an"}');
+    expect(blocks.at(-1)).toBe('event: error\ndata: {"status":1,"data":"Language-model provider error: the connection broke during the reply; try again"}');
   });
 
   it('exists only in the current version', async () => {

@@ -160,7 +160,8 @@ describe('App records (/app)', () => {
 
   it('answers clear errors for missing and invalid parameters', async () => {
     const base = { session: alice.session, tz: 'UTC', app_id: 'forecast', fields: '*' };
-    expect((await get('app.php', base)).envelope).toEqual({ status: 1, data: "Missing required parameter 'filters'" });
+    // No filters (absent or empty) is no condition.
+    expect((await get('app.php', { ...base, app_id: `none-${alice.id}` })).envelope).toEqual({ status: 0, data: [] });
     expect((await get('app.php', { ...base, type: 1 })).envelope).toEqual({ status: 1, data: "Missing required parameter 'id'" });
     expect((await get('app.php', { ...base, type: 3, filters: '' })).envelope.data).toBe("Invalid parameter 'type': must be 0 (apps), 1 (by id or job id) or 2 (parameters)");
     expect((await get('app.php', { ...base, type: 1, id: 99999999 })).envelope).toEqual({ status: 1, data: "App record of app 'forecast' with id 99999999 not found" });
@@ -289,6 +290,8 @@ describe('status records (/stat)', () => {
     expect(closed.envelope.data).toEqual([expect.objectContaining({ id: String(id), status: '1', text: 'done', advance: '100' })]);
     expect(closed.envelope.data[0].terminated).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
     expect((await get('stat.php', { session: alice.session, tz: 'UTC', terminate: 1, ...process, status: '0' })).envelope.data).toEqual([]);
+    expect((await get('stat.php', { session: bob.session, tz: 'UTC', terminate: 1, ...process, status: '1' })).envelope).toEqual({ status: 0, data: [] });
+    expect((await get('stat.php', { session: admin.session, tz: 'UTC', terminate: 1, ...process, status: '1' })).envelope.data).toHaveLength(1);
     // A terminated record is final.
     expect((await patch({ terminate: 0, text: 'again' })).envelope.data).toBe("Open status record 'train' of host 'node-a' pid 1234 not found");
   });
@@ -307,8 +310,12 @@ describe('status records (/stat)', () => {
     expect((await get('stat.php', { session: bob.session, tz: 'UTC', job_id: jobId })).envelope.data).toBe(`Job ${jobId} not found`);
 
     const post = (body: Record<string, string | number>, user = alice) => send('POST', 'stat.php', { session: user.session, tz: 'UTC', ...body });
-    expect((await post({ name: 'n', host: 'h', pid: 1 })).envelope.data).toBe("Missing required parameter 'parameters'");
+    expect((await post({ host: 'h', pid: 1, parameters: 'p' })).envelope.data).toBe("Missing required parameter 'name'");
     expect((await post({ name: 'n', host: 'h', parameters: '' })).envelope.data).toBe("Missing required parameter 'pid'");
+    // Empty parameters read as none.
+    const bare = await post({ name: 'bare', host: 'h', pid: 1, parameters: '' });
+    expect(bare.envelope.status).toBe(0);
+    expect(await ctx.services.stats.get(bare.envelope.data as number)).toMatchObject({ parameters: '', user_id: alice.id, job_id: null });
     expect((await post({ name: 'n', host: 'h', pid: 1, parameters: '', job_id: jobId }, bob)).envelope.data).toBe(`Job ${jobId} not found`);
     // An administrator's record of a consumer's job is the consumer's to read.
     expect((await post({ name: 'ext', host: 'h', pid: 1, parameters: '', job_id: jobId }, admin)).envelope.status).toBe(0);

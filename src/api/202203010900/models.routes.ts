@@ -81,7 +81,8 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
       app_id: appName(),
       fields: p.string(2000),
       type: between(0, 2, 'must be 0 (apps), 1 (by id or job id) or 2 (parameters)').default(0),
-      filters: p.text(2000).optional(),
+      /** Required by the spec for types 0 and 2, but an empty value is an absent one: no condition. */
+      filters: p.string(2000).optional(),
       id: idOrZero().optional(),
       job_id: idOrZero().optional(),
     }),
@@ -215,7 +216,8 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
       name: p.string(255),
       host: p.string(255),
       pid: p.int(),
-      parameters: p.text(10_000),
+      /** A trainer without parameters posts the field empty, which reads as absent. */
+      parameters: p.text(10_000).default(''),
       caller: p.string(255).optional(),
       text: p.text(10_000).optional(),
       job_id: p.id().optional(),
@@ -279,7 +281,6 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
     summary: "Store network weights (the `query` text, kept as data, never executed) for training_id or the caller's running job; answers the id",
     params: z.object({ tz: p.tz(), query: p.text(10 * 1024 * 1024), training_id: p.id().optional() }),
     async handler({ params, caller }) {
-      if (params.query === '') throw Errors.missingParameter('query');
       return services.networks.storeQuery(caller, { query: params.query, trainingId: params.training_id });
     },
   });

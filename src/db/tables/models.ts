@@ -11,7 +11,7 @@ export interface AppRecordsTable {
   layers_requested: Generated<number>;
   /** 0 = engine default. */
   learning_rate: Generated<number>;
-  /** 0 train and forecast, 1 training figures reported, 2 forecast with the stored network. */
+  /** Last PUT /app request_type: 0 run state, 1 run state + network figures, 2 forecast-only run. */
   request_type: Generated<number>;
   /** 0 = all rows. */
   data_rows_to_consider: Generated<number>;

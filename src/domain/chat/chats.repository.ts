@@ -1,8 +1,8 @@
 import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
-import { randomBytes } from 'node:crypto';
 import type { Database } from '../../db/schema.js';
 import type { ControlType, SentenceRole } from '../../db/tables/chat.js';
 import { Errors } from '../errors.js';
+import { newUsecaseHash } from './usecases.repository.js';
 
 const COLUMNS = [
   'chats.id',
@@ -217,7 +217,7 @@ async function applyChanges(trx: Kysely<Database>, chatId: number, usecaseId: nu
   if (addTokens) {
     await trx
       .updateTable('usecases')
-      .set((eb) => ({ tokens: sql<number>`greatest(0, ${eb.ref('tokens')} + ${addTokens})`, updated_at: now, hash: randomBytes(16).toString('hex') }))
+      .set((eb) => ({ tokens: sql<number>`greatest(0, ${eb.ref('tokens')} + ${addTokens})`, updated_at: now, hash: newUsecaseHash() }))
       .where('id', '=', usecaseId)
       .execute();
   }

@@ -72,7 +72,7 @@ export interface UsecaseSentenceLink {
 }
 
 /** A fresh `Hash`: it changes on every update so a front end polling with upd_date sees the change. */
-const newHash = () => randomBytes(16).toString('hex');
+export const newUsecaseHash = () => randomBytes(16).toString('hex');
 
 /** Marks a use case changed (LastUpdDateTime and Hash), optionally moving its token count. */
 async function touch(trx: Kysely<Database> | Transaction<Database>, id: number, now: Date, tokenDelta = 0): Promise<void> {
@@ -80,7 +80,7 @@ async function touch(trx: Kysely<Database> | Transaction<Database>, id: number, 
     .updateTable('usecases')
     .set((eb) => ({
       updated_at: now,
-      hash: newHash(),
+      hash: newUsecaseHash(),
       ...(tokenDelta === 0 ? {} : { tokens: sql<number>`greatest(0, ${eb.ref('tokens')} + ${tokenDelta})` }),
     }))
     .where('id', '=', id)
@@ -126,7 +126,7 @@ export function createUsecasesRepository(db: Kysely<Database>) {
     async insert(values: UsecaseFields & { client_id: number; user_id: number }, now: Date): Promise<number> {
       const row = await db
         .insertInto('usecases')
-        .values({ ...values, start_at: values.start_at ?? now, hash: newHash(), created_at: now, updated_at: now })
+        .values({ ...values, start_at: values.start_at ?? now, hash: newUsecaseHash(), created_at: now, updated_at: now })
         .returning('id')
         .executeTakeFirstOrThrow();
       return row.id;
@@ -152,7 +152,7 @@ export function createUsecasesRepository(db: Kysely<Database>) {
     },
 
     async update(id: number, patch: UsecaseFields & { is_active?: boolean }, now: Date): Promise<void> {
-      await db.updateTable('usecases').set({ ...patch, updated_at: now, hash: newHash() }).where('id', '=', id).execute();
+      await db.updateTable('usecases').set({ ...patch, updated_at: now, hash: newUsecaseHash() }).where('id', '=', id).execute();
     },
 
     async links(usecaseId: number): Promise<UsecaseSentenceLink[]> {

@@ -23,7 +23,7 @@ export type AppQueryType = 0 | 1 | 2;
 export interface AppRecordQuery {
   type: AppQueryType;
   appName: string;
-  /** The filter language; required (may be empty) for types 0 and 2. */
+  /** The filter language (types 0 and 2); absent or empty means no condition. */
   filters?: string;
   fields: string;
   id?: number;
@@ -150,7 +150,6 @@ export function createAppRecordsService(deps: { records: AppRecordsRepository; l
         // By id that is the one record; by job id the newest one, which is the one the job runs with.
         return { rows: rows.slice(0, 1), fields };
       }
-      if (query.filters === undefined) throw Errors.missingParameter('filters');
       const condition = filterExpression(query.filters, APP_RECORD_COLUMNS, { parameter: 'filters', tz: query.tz });
       const rows = await records.list({ ownerId, appName: query.appName, templatesOnly: query.type === 2, condition });
       return { rows, fields };
