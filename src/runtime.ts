@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
+import type { Metrics } from './observability/metrics.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrate, migrationsCurrent } from './db/migrator.js';
 import { createScryptHasher } from './domain/accounts/secrets.js';
@@ -41,10 +42,13 @@ export async function resolveSecretKey(config: Config): Promise<string> {
 export async function startRuntime(config: Config, logger = pino({ level: config.logLevel })): Promise<Runtime> {
   const database = await openDatabase(config);
   const applied = await migrate(database);
-  if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   const secretKey = await resolveSecretKey(config);
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, logger });
   const services = buildServices({ config, database, mailer, clock: systemClock, hasher: createScryptHasher(), secretKey });
+  if (applied.length > 0) {
+    logger.info({ applied }, 'migrations applied');
+    await services.events.record({ type: 2, procedure: 'migrations', text: `Applied migrations: ${applied.join(', ')}` });
+  }
   return {
     config,
     logger,
@@ -73,4 +77,16 @@ export async function ensureAdministrator(runtime: Runtime): Promise<void> {
   await services.users.ensureAdmin(email, password);
   // Printed once, on the terminal only (not through the logger, whose lines may be shipped elsewhere).
   process.stdout.write(`\nCreated administrator ${email} with password: ${password}\nChange it with PUT /passwords.\n\n`);
+}
+
+/** Gauges that need the database, refreshed when /metrics is scraped. */
+export async function refreshJobGauges(runtime: Runtime, metrics: Metrics): Promise<void> {
+  const rows = await runtime.database.db
+    .selectFrom('jobs')
+    .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+    .groupBy('status')
+    .execute();
+  metrics.jobsByStatus.reset();
+  for (const row of rows) metrics.jobsByStatus.set({ status: String(row.status) }, row.n);
+  metrics.queueDepth.set(rows.find((r) => r.status === 1)?.n ?? 0);
 }

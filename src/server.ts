@@ -2,23 +2,41 @@ import pino from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { loggerOptions } from './http/logging.js';
-import { ensureAdministrator, startRuntime } from './runtime.js';
+import { createMetrics } from './observability/metrics.js';
+import { ensureAdministrator, refreshJobGauges, startRuntime } from './runtime.js';
+import { createTrainingRunner } from './training/wiring.js';
 
+/** The API process: HTTP, plus WORKERS training threads and the chat auto-message scheduler. */
 async function main() {
   const config = loadConfig();
   const logger = pino(loggerOptions(config.logLevel));
   const runtime = await startRuntime(config, logger);
   await ensureAdministrator(runtime);
-  const app = await buildApp({ config, services: runtime.services, logger, readiness: () => runtime.readiness() });
-  await runtime.services.events.record({ type: 2, procedure: 'server.start', text: `API server starting (pid ${process.pid})` });
+  const metrics = createMetrics();
+  const app = await buildApp({
+    config,
+    services: runtime.services,
+    logger,
+    metrics,
+    readiness: () => runtime.readiness(),
+    beforeScrape: () => refreshJobGauges(runtime, metrics),
+  });
+  const training = config.workers > 0 ? createTrainingRunner(runtime.services, runtime.database, { threads: config.workers, metrics }) : undefined;
+  const autoMessages = runtime.services.chat.startAutoMessageScheduler({
+    intervalMs: 5000,
+    onError: (err: unknown) => logger.warn({ err }, 'chat auto messages failed'),
+  });
+  await runtime.services.events.record({ type: 2, procedure: 'server.start', text: `API server starting (pid ${process.pid}, ${config.workers} training threads)` });
 
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     logger.info({ signal }, 'shutting down');
-    // Stop accepting, let in-flight requests finish, then close the database.
+    // Stop accepting and finish in-flight requests; running trainings go back to the queue.
     await app.close();
+    await autoMessages.stop();
+    await training?.close();
     await runtime.close();
     process.exit(0);
   };
@@ -26,6 +44,7 @@ async function main() {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
   const address = await app.listen({ port: config.port, host: config.host });
+  training?.runner.start();
   const shown = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
   process.stdout.write(`Listening on ${shown} (API at ${shown}/api/202203010900/, docs at ${shown}/docs)\n`);
 }

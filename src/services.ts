@@ -1,4 +1,5 @@
 import type { Config } from './config.js';
+import { createJobSignals } from './domain/jobs/job-signals.js';
 import type { DatabaseHandle } from './db/database.js';
 import { createPasswordsService } from './domain/accounts/passwords.service.js';
 import type { PasswordHasher } from './domain/accounts/secrets.js';
@@ -120,8 +121,11 @@ export function buildServices(deps: ServiceDeps) {
   const subscriptionPeriods = createSubscriptionsRepository(db);
   const dataCleaner = (jobId: number) => data.deleteForJob(jobId);
   const trainings = createTrainingsService({ trainings: trainingsRepository, jobs: jobsRepository, dataCleaner });
+  const jobSignals = createJobSignals();
   const jobs = createJobsService({
     jobs: jobsRepository,
+    onAbort: jobSignals.onAbort,
+    onQueued: jobSignals.onQueued,
     trainings: trainingsRepository,
     clock,
     events,
@@ -186,7 +190,7 @@ export function buildServices(deps: ServiceDeps) {
     },
   });
 
-  return { events, sessions, users, passwords, summaries, applications, subscriptions, logs, consumptions, trainings, jobs, clients, usecases, sentences, chat, prompts, appRecords, stats, networks, forecasts, data };
+  return { jobSignals, events, sessions, users, passwords, summaries, applications, subscriptions, logs, consumptions, trainings, jobs, clients, usecases, sentences, chat, prompts, appRecords, stats, networks, forecasts, data };
 }
 
 export type Services = ReturnType<typeof buildServices>;

@@ -19,8 +19,9 @@ export interface RunnerDeps {
   saveModel(trainingId: number, userId: number, model: TrainedModel): Promise<number>;
   stats: {
     open(record: { name: string; host: string; pid: number; parameters: string; jobId: number; userId: number }): Promise<number>;
-    update(statId: number, change: { procedure?: string; text?: string; advance?: number }): Promise<void>;
-    terminate(statId: number, text: string): Promise<void>;
+    update(statId: number, change: { procedure?: string; text?: string; advance?: number }): Promise<unknown>;
+    /** Closes the run's status record: 1 finished, 2 failed, 3 aborted. */
+    terminate(statId: number, status: 1 | 2 | 3, change: { text?: string; advance?: number }): Promise<unknown>;
   };
   recordConsumption(record: {
     userId: number;
@@ -33,6 +34,8 @@ export interface RunnerDeps {
     cpuSeconds: number;
     diskMb: number;
   }): Promise<void>;
+  /** Metrics hook: one call per run with its outcome and wall time. */
+  observe?: (outcome: 'finished' | 'failed' | 'aborted', seconds: number) => void;
 }
 
 export interface RunnerOptions {
@@ -121,7 +124,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       );
       const header = set.header;
       const outputId = await deps.writeOutput(job.id, header, result.forecasts.map((f) => f.values));
-      const networkId = await deps.saveModel(job.training_id, job.user_id, result.model);
+      await deps.saveModel(job.training_id, job.user_id, result.model);
       await deps.queue.setTrainingResult(job.training_id, {
         status: 2,
         neurons: result.figures.neurons,
@@ -131,9 +134,11 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
         layers_created: result.figures.layersCreated,
         success_rate: result.successRate,
       });
-      const finished = await deps.queue.finish(job.id, workerId, String(networkId));
+      const { inputs, outputs, neurons, layersCreated } = result.figures;
+      const hidden = Array.from({ length: layersCreated }, () => Math.round(neurons / Math.max(1, layersCreated)));
+      const finished = await deps.queue.finish(job.id, workerId, [inputs, ...hidden, outputs].join('-'));
       if (!finished) throw new AbortedElsewhere();
-      await deps.stats.terminate(statId, `finished: output ${outputId}, success rate ${result.successRate}%`);
+      await deps.stats.terminate(statId, 1, { text: `finished: output ${outputId}, success rate ${result.successRate}%`, advance: 100 });
       const modelBytes = Buffer.byteLength(JSON.stringify(result.model));
       const rowBytes = set.rows.reduce((n, row) => n + row.reduce((m, c) => m + (c?.length ?? 0) + 1, 0), 0);
       await deps.recordConsumption({
@@ -148,23 +153,26 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
         cpuSeconds: round(result.timing.trainMs / 1000),
         diskMb: round((modelBytes + rowBytes * 2) / MB, 4),
       });
+      deps.observe?.('finished', (Date.now() - startedAt) / 1000);
       await deps.events.record({ type: 2, procedure: 'training.finish', text: `Job ${job.id} finished in ${Date.now() - startedAt} ms (success rate ${result.successRate}%)`, host, pid: process.pid, userId: job.user_id });
     } catch (error) {
       if (stopping) {
         await deps.queue.handBack(job.id, workerId).catch(() => undefined);
-        if (statId !== undefined) await deps.stats.terminate(statId, 'handed back at shutdown').catch(() => undefined);
+        if (statId !== undefined) await deps.stats.terminate(statId, 3, { text: 'handed back to the queue at shutdown' }).catch(() => undefined);
         return;
       }
       if (controller.signal.aborted || error instanceof AbortedElsewhere) {
-        if (statId !== undefined) await deps.stats.terminate(statId, `aborted at ${Math.round(advance)}%`).catch(() => undefined);
+        if (statId !== undefined) await deps.stats.terminate(statId, 3, { text: `aborted at ${Math.round(advance)}%` }).catch(() => undefined);
         await deps.queue.setTrainingResult(job.training_id, { status: 0 }).catch(() => undefined);
+        deps.observe?.('aborted', (Date.now() - startedAt) / 1000);
         await deps.events.record({ type: 2, procedure: 'training.abort', text: `Job ${job.id} aborted at ${Math.round(advance)}%`, host, pid: process.pid, userId: job.user_id });
         return;
       }
       const reason = isTrainingError(error) || error instanceof Error ? error.message : String(error);
       await deps.queue.fail(job.id, workerId, reason);
+      deps.observe?.('failed', (Date.now() - startedAt) / 1000);
       await deps.queue.setTrainingResult(job.training_id, { status: 3 }).catch(() => undefined);
-      if (statId !== undefined) await deps.stats.terminate(statId, `failed: ${reason}`).catch(() => undefined);
+      if (statId !== undefined) await deps.stats.terminate(statId, 2, { text: `failed: ${reason}` }).catch(() => undefined);
       await deps.events.record({ type: 4, procedure: 'training.fail', text: `Job ${job.id} failed: ${reason}`, host, pid: process.pid, userId: job.user_id });
     } finally {
       clearInterval(beat);
