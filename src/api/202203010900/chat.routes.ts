@@ -10,7 +10,7 @@ import { Errors, isAppError } from '../../domain/errors.js';
 import { p } from '../../http/params.js';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
-import { formatNullableTimestamp, formatTimestamp, wireDateToInstant } from '../shared/subscriptions.time.js';
+import { formatNullableTimestamp, formatTimestamp, wireDateToInstant } from '../shared/time.js';
 
 // ---------- wire records (numbers as strings, legacy casing; additions noted in docs/notes/chat.md) ----------
 

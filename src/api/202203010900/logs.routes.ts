@@ -7,7 +7,7 @@ import type { LogType } from '../../domain/ports.js';
 import { p } from '../../http/params.js';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
-import { formatNullableTimestamp, formatTimestamp, wireDateToInstant } from '../shared/subscriptions.time.js';
+import { formatNullableTimestamp, formatTimestamp, wireDateToInstant } from '../shared/time.js';
 
 const logType = () =>
   p.int().refine((n) => n >= 0 && n <= 4, { error: 'must be a log type from 0 (extra verbose) to 4 (error)' }).transform((n) => n as LogType);

@@ -6,7 +6,7 @@ import type { StatRecordRow } from '../../domain/models/stats.repository.js';
 import { p } from '../../http/params.js';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
-import { formatNullableTimestamp, formatTimestamp } from '../shared/subscriptions.time.js';
+import { formatNullableTimestamp, formatTimestamp } from '../shared/time.js';
 
 const between = (min: number, max: number, why: string) => p.int().refine((v) => v >= min && v <= max, { error: why });
 const nonNegative = () => p.int().refine((v) => v >= 0, { error: 'must not be negative' });

@@ -1,15 +1,10 @@
-import { DateTime } from 'luxon';
+import { formatNullableTimestamp, formatTimestamp } from './time.js';
 import type { JobStatus } from '../../db/tables/jobs.js';
 import { JOB_STATUS_NAMES } from '../../domain/jobs/job-status.js';
 import type { JobView } from '../../domain/jobs/jobs.repository.js';
 import type { ProgressReport } from '../../domain/jobs/jobs.service.js';
 import type { TrainingRow } from '../../domain/trainings/trainings.repository.js';
 
-/** A stored instant as the legacy `YYYY-MM-DD HH:MM:SS` wall clock of the request's time zone. */
-export function timestampIn(date: Date, tz: string): string {
-  return DateTime.fromJSDate(date).setZone(tz).toFormat('yyyy-MM-dd HH:mm:ss');
-}
-const timestampOrNull = (date: Date | null, tz: string) => (date === null ? null : timestampIn(date, tz));
 
 /**
  * Legacy Job record: ids and status as strings. `Nets` is the layer sizes of the network the job
@@ -22,7 +17,7 @@ export function jobRecord(job: JobView, tz: string) {
     Training_Id: String(job.training_id),
     app_name: job.app_name,
     Status: String(job.status),
-    DateTime: timestampIn(job.created_at, tz),
+    DateTime: formatTimestamp(job.created_at, tz),
     User_Name: job.user_name,
     Nets: job.nets,
   };
@@ -46,7 +41,7 @@ export function trainingRecord(training: TrainingRow, tz: string) {
     app_name: training.app_name,
     description: training.description,
     status: training.status,
-    date: timestampIn(training.created_at, tz),
+    date: formatTimestamp(training.created_at, tz),
     neurons: training.neurons,
     inputs: training.inputs,
     outputs: training.outputs,
@@ -89,9 +84,9 @@ export function progressRecord(report: ProgressReport, progress: number, tz: str
       Abort_Requested: job.abort_requested ? '1' : '0',
       Worker: job.worker,
       Text: job.error ?? '',
-      Started: timestampOrNull(job.started_at, tz),
-      Heartbeat: timestampOrNull(job.heartbeat_at, tz),
-      Finished: timestampOrNull(job.finished_at, tz),
+      Started: formatNullableTimestamp(job.started_at, tz),
+      Heartbeat: formatNullableTimestamp(job.heartbeat_at, tz),
+      Finished: formatNullableTimestamp(job.finished_at, tz),
     },
   };
 }

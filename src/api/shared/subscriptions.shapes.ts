@@ -1,6 +1,6 @@
 import type { ApplicationRow } from '../../domain/applications/applications.repository.js';
 import type { SubscriptionRow } from '../../domain/subscriptions/subscriptions.repository.js';
-import { formatTimestamp } from './subscriptions.time.js';
+import { formatTimestamp } from './time.js';
 
 export const applicationRecord = (app: ApplicationRow) => ({ name: app.name, planId: app.plan_id });
 export const olderApplicationRecord = (app: ApplicationRow) => ({ name: app.name });
