@@ -28,7 +28,7 @@ export async function startTarget(script: string, args: string[]): Promise<{ chi
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let buffer = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       buffer += chunk.toString();
       const match = /READY (\d+) (\S+)/.exec(buffer);
       if (match) resolve({ child, port: Number(match[1]), extra: match[2]! });

@@ -22,6 +22,8 @@ OUT_LOW, OUT_HIGH = -0.8, 0.8
 CSV = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".out", "regression.csv")
 
 activation = sys.argv[1] if len(sys.argv) > 1 else "relu"
+if not os.path.exists(CSV):
+    sys.exit("bench/.out/regression.csv is missing: run `npx tsx bench/train/brain-alone.ts` first (it writes it)")
 data = np.loadtxt(CSV, delimiter=",", skiprows=1)
 n_train = round(len(data) * 0.8)
 train, val = data[:n_train], data[n_train:]

@@ -24,7 +24,7 @@ import {
 import { tokenize } from '../../src/domain/shared/filter/tokenizer.js';
 import { failer } from '../../src/domain/shared/filter/diagnostics.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 const db = new Kysely<any>({
   dialect: {
     createAdapter: () => new PostgresAdapter(),
