@@ -31,6 +31,10 @@ const envSchema = z.object({
   MAX_UPLOAD_MB: z.coerce.number().positive().default(200),
   /** Training threads this process runs; 0 makes an API-only process. */
   WORKERS: z.coerce.number().int().min(0).max(64).default(1),
+  /** A running job whose worker has not beaten for this long is re-queued once, then failed. */
+  JOB_STALE_AFTER_MS: z.coerce.number().int().min(1000).default(30_000),
+  /** How often each training process looks for such orphaned jobs. */
+  JOB_RECOVER_EVERY_MS: z.coerce.number().int().min(100).default(10_000),
   /** Login / recovery attempts allowed per IP per minute. */
   RATE_LIMIT_LOGIN: z.coerce.number().int().min(1).default(20),
 });
@@ -56,6 +60,8 @@ export interface Config {
   llmTimeoutMs: number;
   maxUploadBytes: number;
   workers: number;
+  jobStaleAfterMs: number;
+  jobRecoverEveryMs: number;
   rateLimitLogin: number;
 }
 
@@ -88,6 +94,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     llmTimeoutMs: e.LLM_TIMEOUT_MS,
     maxUploadBytes: Math.round(e.MAX_UPLOAD_MB * 1024 * 1024),
     workers: e.WORKERS,
+    jobStaleAfterMs: e.JOB_STALE_AFTER_MS,
+    jobRecoverEveryMs: e.JOB_RECOVER_EVERY_MS,
     rateLimitLogin: e.RATE_LIMIT_LOGIN,
   };
 }

@@ -113,7 +113,12 @@ export function buildServices(deps: ServiceDeps) {
   });
 
   // --- data files: uploads, outputs, data tables ---
-  const data = createDataService({ repository: createDataRepository(deps.database), maxUploadBytes: config.maxUploadBytes });
+  const jobSignals = createJobSignals();
+  const data = createDataService({
+    repository: createDataRepository(deps.database),
+    maxUploadBytes: config.maxUploadBytes,
+    onQueued: jobSignals.onQueued,
+  });
 
   // --- trainings and jobs ---
   const jobsRepository = createJobsRepository(db);
@@ -121,7 +126,6 @@ export function buildServices(deps: ServiceDeps) {
   const subscriptionPeriods = createSubscriptionsRepository(db);
   const dataCleaner = (jobId: number) => data.deleteForJob(jobId);
   const trainings = createTrainingsService({ trainings: trainingsRepository, jobs: jobsRepository, dataCleaner });
-  const jobSignals = createJobSignals();
   const jobs = createJobsService({
     jobs: jobsRepository,
     onAbort: jobSignals.onAbort,

@@ -46,6 +46,8 @@ export interface RunnerOptions {
   heartbeatMs?: number;
   /** How often this process looks for jobs orphaned by a dead worker. */
   recoverMs?: number;
+  /** A running job whose heartbeat is older than this is orphaned (default STALE_AFTER_MS). */
+  staleAfterMs?: number;
   /** Progress writes are throttled to one per this many ms. */
   progressMs?: number;
 }
@@ -210,7 +212,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
   }
 
   async function recover() {
-    const { requeued, failed } = await deps.queue.recoverStale();
+    const { requeued, failed } = await deps.queue.recoverStale(options.staleAfterMs);
     for (const id of requeued) {
       await deps.events.record({ type: 3, procedure: 'training.recover', text: `Job ${id} was orphaned by a dead worker; re-queued`, host, pid: process.pid });
     }

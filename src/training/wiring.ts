@@ -1,9 +1,16 @@
+import type { Config } from '../config.js';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Services } from '../services.js';
 import { createTrainingPool } from './pool.js';
 import { createQueueRepository } from './queue.js';
 import { createRunner, type Runner, type RunnerOptions } from './runner.js';
+
+/** The orphaned-job recovery timings of JOB_STALE_AFTER_MS / JOB_RECOVER_EVERY_MS. */
+export const recoveryOptions = (config: Pick<Config, 'jobStaleAfterMs' | 'jobRecoverEveryMs'>) => ({
+  staleAfterMs: config.jobStaleAfterMs,
+  recoverMs: config.jobRecoverEveryMs,
+});
 
 /**
  * Builds this process's training runner from the domain services: the same services the HTTP
