@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { loggerOptions } from './http/logging.js';
 import { createMetrics } from './observability/metrics.js';
 import { ensureAdministrator, refreshJobGauges, startRuntime } from './runtime.js';
-import { createTrainingRunner } from './training/wiring.js';
+import { createTrainingRunner, recoveryOptions } from './training/wiring.js';
 
 /** The API process: HTTP, plus WORKERS training threads and the chat auto-message scheduler. */
 async function main() {

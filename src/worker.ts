@@ -2,7 +2,7 @@ import pino from 'pino';
 import { ConfigError, loadConfig } from './config.js';
 import { loggerOptions } from './http/logging.js';
 import { startRuntime } from './runtime.js';
-import { createTrainingRunner } from './training/wiring.js';
+import { createTrainingRunner, recoveryOptions } from './training/wiring.js';
 
 /**
  * A worker-only process (`npm run worker`): trains queued jobs from the shared database with
@@ -13,7 +13,7 @@ async function main() {
   const logger = pino(loggerOptions(config.logLevel));
   const runtime = await startRuntime(config, logger);
   const threads = Math.max(1, config.workers);
-  const training = createTrainingRunner(runtime.services, runtime.database, { threads });
+  const training = createTrainingRunner(runtime.services, runtime.database, { threads, ...recoveryOptions(config) });
   await runtime.services.events.record({ type: 2, procedure: 'worker.start', text: `Training worker starting (pid ${process.pid}, ${threads} threads)` });
   training.runner.start();
   process.stdout.write(`Worker ${training.runner.workerId} training with ${threads} thread(s)\n`);
