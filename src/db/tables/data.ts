@@ -1,9 +1,11 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { ColumnKind, ColumnRole, DatePart } from '../../training/types.js';
 
 export type DatasetKind = 'input' | 'output';
-export type DataColumnRole = 'input' | 'output' | 'date' | 'ignore';
-export type DataColumnKind = 'numeric' | 'categorical';
-export type DataDatePart = 'year' | 'month' | 'day' | 'hour' | 'minute';
+// The column vocabulary is the training engine's: a dataset's roles are what it trains on.
+export type DataColumnRole = ColumnRole;
+export type DataColumnKind = ColumnKind;
+export type DataDatePart = DatePart;
 
 /** One CSV column of a dataset: its name, where its cells live (c<col>) and its role for training. */
 export interface DatasetColumn {
