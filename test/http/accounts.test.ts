@@ -112,6 +112,17 @@ describe('envelope and routing', () => {
     expect(res.envelope.status).toBe(1);
   });
 
+  it('refuses to register a versioned route that declares no auth scope', async () => {
+    const { buildApp } = await import('../../src/app.js');
+    const app = await buildApp({ config: ctx.config, services: ctx.services });
+    await expect(
+      app.register(async (scope) => {
+        scope.get('/undeclared.php', async () => 'x');
+      }, { prefix: '/api/202203010900' }),
+    ).rejects.toThrow('declares no auth scope');
+    await app.close().catch(() => undefined);
+  });
+
   it('answers CORS preflight for PUT, PATCH and DELETE', async () => {
     for (const method of ['PUT', 'PATCH', 'DELETE']) {
       const res = await ctx.app.inject({
