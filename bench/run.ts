@@ -1,6 +1,7 @@
 /** `npm run bench [name...]`: runs the named benchmarks (default: all that exist). */
 const all: Record<string, () => Promise<unknown>> = {
   sessions: async () => (await import('./sessions/run.js')).benchSessions(),
+  train: async () => (await import('./train/run.js')).benchTrain(),
 };
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(all);
 for (const name of names) {

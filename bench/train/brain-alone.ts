@@ -10,13 +10,17 @@ import brain from 'brain.js';
 import { ACTIVATION } from '../../src/training/encoder.js';
 import { DEFAULT_LEARNING_RATE } from '../../src/training/engine.js';
 import { withSeededRandom } from '../../src/training/prng.js';
-import { EPOCHS, HIDDEN, SEED, loadBenchData } from './data.js';
+import { EPOCHS, HIDDEN, SEED, loadBenchData, type BenchData } from './data.js';
 
-const repeats = Number(process.argv[2] ?? 3);
-const learningRate = Number(process.argv[3] ?? DEFAULT_LEARNING_RATE);
-const data = loadBenchData();
+export interface BrainAloneRun {
+  samplesEpochsPerSecond: number;
+  validationMse: number;
+  epochs: number;
+  trainMs: number;
+}
 
-function once() {
+/** One seeded fit on the bench data (same data, shape, seed and options every time). */
+export function brainAloneOnce(data: BenchData, learningRate = DEFAULT_LEARNING_RATE): BrainAloneRun {
   return withSeededRandom(SEED, () => {
     const net = new brain.NeuralNetwork({ hiddenLayers: HIDDEN, activation: ACTIVATION });
     const started = performance.now();
@@ -36,6 +40,11 @@ function once() {
   });
 }
 
-const runs = Array.from({ length: repeats }, once);
-const best = runs.reduce((a, b) => (b.samplesEpochsPerSecond > a.samplesEpochsPerSecond ? b : a));
-console.log(JSON.stringify({ ...best, learningRate, runs: runs.map((r) => Math.round(r.samplesEpochsPerSecond)) }));
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const repeats = Number(process.argv[2] ?? 3);
+  const learningRate = Number(process.argv[3] ?? DEFAULT_LEARNING_RATE);
+  const data = loadBenchData();
+  const runs = Array.from({ length: repeats }, () => brainAloneOnce(data, learningRate));
+  const best = runs.reduce((a, b) => (b.samplesEpochsPerSecond > a.samplesEpochsPerSecond ? b : a));
+  console.log(JSON.stringify({ ...best, learningRate, runs: runs.map((r) => Math.round(r.samplesEpochsPerSecond)) }));
+}

@@ -3,7 +3,8 @@ benchmarks). Same split (first 80% train, last 20% validation), same min-max inp
 same target scaling into [-0.8, 0.8] (the engine's encoder.ts constants), same hidden layers [16, 16],
 batch_size=32, same number of epochs (max_iter); sklearn's defaults otherwise (adam, lr 0.001, relu).
 Prints {"samplesEpochsPerSecond", "validationMse"} with MSE in the original units of y.
-Run: /usr/bin/python3 bench/train/sklearn_mlp.py [activation]
+Run: /usr/bin/python3 bench/train/sklearn_mlp.py [activation] [epochs]
+(epochs: default 20; bench/train/run.ts also runs it at the epoch count the engine used, for a like-for-like MSE)
 """
 import json
 import os
@@ -22,6 +23,7 @@ OUT_LOW, OUT_HIGH = -0.8, 0.8
 CSV = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".out", "regression.csv")
 
 activation = sys.argv[1] if len(sys.argv) > 1 else "relu"
+EPOCHS = int(sys.argv[2]) if len(sys.argv) > 2 else EPOCHS
 if not os.path.exists(CSV):
     sys.exit("bench/.out/regression.csv is missing: run `npx tsx bench/train/brain-alone.ts` first (it writes it)")
 data = np.loadtxt(CSV, delimiter=",", skiprows=1)

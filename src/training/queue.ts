@@ -114,31 +114,45 @@ export function createQueueRepository(db: Kysely<Database>) {
      */
     async recoverStale(staleAfterMs = STALE_AFTER_MS): Promise<{ requeued: number[]; failed: number[] }> {
       const cutoff = sql<Date>`now() - make_interval(secs => ${staleAfterMs / 1000})`;
-      const requeued = await db
-        .updateTable('jobs')
-        .set({ status: 1, worker: null, advance: 0, heartbeat_at: null, updated_at: sql<Date>`now()` })
-        .where('status', '=', 2)
-        .where('heartbeat_at', '<', cutoff)
-        .where('attempts', '<', MAX_ATTEMPTS)
-        .returning('id')
-        .execute();
-      const failed = await db
-        .updateTable('jobs')
-        .set({
-          status: 4,
-          error: `The worker running this job stopped responding ${MAX_ATTEMPTS} times; giving up`,
-          finished_at: sql<Date>`now()`,
-          updated_at: sql<Date>`now()`,
-        })
-        .where('status', '=', 2)
-        .where('heartbeat_at', '<', cutoff)
-        .where('attempts', '>=', MAX_ATTEMPTS)
-        .returning(['id', 'training_id'])
-        .execute();
-      if (failed.length > 0) {
-        await db.updateTable('trainings').set({ status: 3 }).where('id', 'in', failed.map((f) => f.training_id)).execute();
-      }
-      return { requeued: requeued.map((r) => r.id), failed: failed.map((r) => r.id) };
+      // One transaction: a re-queued job cannot be claimed (and get a new status record) before the
+      // dead run's record is closed below.
+      return db.transaction().execute(async (trx) => {
+        const requeued = await trx
+          .updateTable('jobs')
+          .set({ status: 1, worker: null, advance: 0, heartbeat_at: null, updated_at: sql<Date>`now()` })
+          .where('status', '=', 2)
+          .where('heartbeat_at', '<', cutoff)
+          .where('attempts', '<', MAX_ATTEMPTS)
+          .returning('id')
+          .execute();
+        const failed = await trx
+          .updateTable('jobs')
+          .set({
+            status: 4,
+            error: `The worker running this job stopped responding ${MAX_ATTEMPTS} times; giving up`,
+            finished_at: sql<Date>`now()`,
+            updated_at: sql<Date>`now()`,
+          })
+          .where('status', '=', 2)
+          .where('heartbeat_at', '<', cutoff)
+          .where('attempts', '>=', MAX_ATTEMPTS)
+          .returning(['id', 'training_id'])
+          .execute();
+        if (failed.length > 0) {
+          await trx.updateTable('trainings').set({ status: 3 }).where('id', 'in', failed.map((f) => f.training_id)).execute();
+        }
+        const orphaned = [...requeued.map((r) => r.id), ...failed.map((r) => r.id)];
+        if (orphaned.length > 0) {
+          // The dead run's status record would otherwise stay Open forever: close it as Failed.
+          await trx
+            .updateTable('stat_records')
+            .set({ status: 2, text: 'the worker running this job stopped responding', updated_at: sql<Date>`now()`, terminated_at: sql<Date>`now()` })
+            .where('job_id', 'in', orphaned)
+            .where('status', '=', 0)
+            .execute();
+        }
+        return { requeued: requeued.map((r) => r.id), failed: failed.map((r) => r.id) };
+      });
     },
 
     async pendingCount(): Promise<number> {

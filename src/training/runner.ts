@@ -140,7 +140,10 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       const hidden = Array.from({ length: layersCreated }, () => Math.round(neurons / Math.max(1, layersCreated)));
       const finished = await deps.queue.finish(job.id, workerId, [inputs, ...hidden, outputs].join('-'));
       if (!finished) throw new AbortedElsewhere();
-      await deps.stats.terminate(statId, 1, { text: `finished: output ${outputId}, success rate ${result.successRate}%`, advance: 100 });
+      // The run's own timing and hold-out figures, readable over GET /stat (bench/train reads them from here).
+      const { timing: t, metrics: m } = result;
+      const figures = `trained ${t.samples} samples x ${t.epochs} epochs in ${Math.round(t.trainMs)} ms (${Math.round(t.samplesEpochsPerSecond)} samples x epochs/s); hold-out of ${m.validationRows} rows: MAE ${m.mae.toPrecision(6)}, RMSE ${m.rmse.toPrecision(6)}, MSE ${(m.rmse ** 2).toPrecision(6)}, MAPE ${m.mape === null ? 'n/a' : `${m.mape.toFixed(2)}%`}, seasonal-naive MAE ${m.baselineMae.toPrecision(6)}`;
+      await deps.stats.terminate(statId, 1, { text: `finished: output ${outputId}, success rate ${result.successRate}%; ${figures}`, advance: 100 });
       const modelBytes = Buffer.byteLength(JSON.stringify(result.model));
       const rowBytes = set.rows.reduce((n, row) => n + row.reduce((m, c) => m + (c?.length ?? 0) + 1, 0), 0);
       await deps.recordConsumption({

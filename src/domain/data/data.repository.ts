@@ -1,0 +1,291 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { sql, type CompiledQuery, type Compilable, type RawBuilder } from 'kysely';
+import copyStreams from 'pg-copy-streams';
+import type { DatabaseHandle } from '../../db/database.js';
+import type { DataDatePart, DatasetColumn, DatasetKind } from '../../db/tables/data.js';
+import type { CsvDelimiter } from './csv-ingest.js';
+
+export interface DatasetRow {
+  id: number;
+  job_id: number;
+  kind: DatasetKind;
+  columns: DatasetColumn[];
+  row_count: number;
+  created_at: Date;
+}
+
+export interface JobOwner {
+  id: number;
+  user_id: number;
+  status: number;
+}
+
+/** A numeric cell as SQL sees it: the text when it reads as a number, else null (never a cast error). */
+const NUMBER_PATTERN = '^\\s*[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*$';
+export const cellRef = (col: number) => sql.ref(`c${Math.trunc(col)}`);
+export const numericCell = (col: number) => sql`(case when ${cellRef(col)} ~ ${sql.lit(NUMBER_PATTERN)} then ${cellRef(col)}::numeric end)`;
+/** Rows tables are named from the integer id only. */
+export const rowsTable = (datasetId: number) => sql.table(`data_rows_${Math.trunc(datasetId)}`);
+
+type Query = CompiledQuery<unknown>;
+
+/**
+ * Runs statements on one connection: inside an upload's transaction or on the pool. Everything else
+ * in this module is written once against it.
+ */
+interface Runner {
+  run<R = Record<string, unknown>>(query: Query): Promise<R[]>;
+  copyIn(table: number, columns: number, delimiter: CsvDelimiter, lines: AsyncIterable<Buffer> | Iterable<Buffer>): Promise<void>;
+}
+
+const DELIMITER_SQL: Record<string, string> = { ',': "','", ';': "';'", '\t': "E'\\t'" };
+
+function copySql(table: number, columns: number, delimiter: string, target: string): string {
+  const list = Array.from({ length: columns }, (_, i) => `c${i + 1}`).join(', ');
+  // COPY takes no parameters: the statement is built from integers and a whitelisted delimiter only.
+  return `copy data_rows_${Math.trunc(table)} (${list}) from ${target} with (format text, delimiter ${DELIMITER_SQL[delimiter]})`;
+}
+
+/** PGlite reads COPY data from a Blob; batches keep memory bounded. */
+const PGLITE_BATCH_BYTES = 8 * 1024 * 1024;
+
+function pgliteRunner(database: DatabaseHandle, execute: (q: Query) => Promise<{ rows: unknown[] }>): Runner {
+  const pglite = database.pglite!;
+  return {
+    async run<R>(query: Query) {
+      return (await execute(query)).rows as R[];
+    },
+    async copyIn(table, columns, delimiter, lines) {
+      const statement = copySql(table, columns, delimiter, `'/dev/blob'`);
+      let parts: Buffer[] = [];
+      let size = 0;
+      const flush = async () => {
+        if (size === 0) return;
+        await pglite.query(statement, [], { blob: new Blob(parts) });
+        parts = [];
+        size = 0;
+      };
+      for await (const chunk of lines) {
+        parts.push(chunk);
+        size += chunk.length;
+        if (size >= PGLITE_BATCH_BYTES) await flush();
+      }
+      await flush();
+    },
+  };
+}
+
+export function createDataRepository(database: DatabaseHandle) {
+  const db = database.db;
+  const compile = (query: Compilable<unknown> | RawBuilder<unknown>): Query => query.compile(db);
+
+  const poolRunner: Runner =
+    database.kind === 'pglite'
+      ? pgliteRunner(database, (q) => database.pglite!.query(q.sql, q.parameters as unknown[]))
+      : {
+          async run<R>(query: Query) {
+            return (await database.pool!.query(query.sql, query.parameters as unknown[])).rows as R[];
+          },
+          async copyIn() {
+            throw new Error('COPY runs inside an upload transaction');
+          },
+        };
+
+  /** The statements, against one runner. */
+  const statements = (runner: Runner) => ({
+    async lockJob(jobId: number): Promise<JobOwner | undefined> {
+      const [row] = await runner.run<JobOwner>(compile(sql`select id, user_id, status from jobs where id = ${jobId} for update`));
+      return row;
+    },
+
+    /** Uploading data is what queues a created job for training. */
+    async markJobPending(jobId: number): Promise<void> {
+      await runner.run(compile(sql`update jobs set status = 1, updated_at = now() where id = ${jobId} and status = 0`));
+    },
+
+    async createDataset(input: { jobId: number; kind: DatasetKind; columns: DatasetColumn[]; source: string; width: number }): Promise<number> {
+      const [row] = await runner.run<{ id: number }>(
+        compile(
+          db
+            .insertInto('datasets')
+            .values({ job_id: input.jobId, kind: input.kind, columns: JSON.stringify(input.columns), source: input.source })
+            .returning('id'),
+        ),
+      );
+      const id = row!.id;
+      const cells = Array.from({ length: input.width }, (_, i) => sql`${cellRef(i + 1)} text`);
+      await runner.run(compile(sql`create table ${rowsTable(id)} (ord integer generated always as identity, ${sql.join(cells)})`));
+      return id;
+    },
+
+    /** COPY text-format lines (`\N` is null) into a dataset's rows, in order. */
+    copyRows(datasetId: number, width: number, delimiter: CsvDelimiter, lines: AsyncIterable<Buffer> | Iterable<Buffer>) {
+      return runner.copyIn(datasetId, width, delimiter, lines);
+    },
+
+    async finishDataset(datasetId: number): Promise<number> {
+      const [row] = await runner.run<{ n: number }>(compile(sql`select count(*)::int as n from ${rowsTable(datasetId)}`));
+      await runner.run(compile(db.updateTable('datasets').set({ row_count: row!.n }).where('id', '=', datasetId)));
+      return row!.n;
+    },
+
+    async deleteDatasets(jobId: number, kind?: DatasetKind): Promise<void> {
+      let query = db.deleteFrom('datasets').where('job_id', '=', jobId);
+      if (kind) query = query.where('kind', '=', kind);
+      await runner.run(compile(query));
+    },
+
+    /** A copy of a dataset's live columns (renumbered 1..n) as a new dataset of the same job. */
+    async copyDataset(source: DatasetRow, kind: DatasetKind): Promise<number> {
+      const columns = source.columns.map((c, i) => ({ ...c, col: i + 1 }));
+      const id = await this.createDataset({ jobId: source.job_id, kind, columns, source: `copy of ${source.id}`, width: columns.length });
+      const targets = columns.map((c) => cellRef(c.col));
+      const sources = source.columns.map((c) => cellRef(c.col));
+      await runner.run(
+        compile(
+          sql`insert into ${rowsTable(id)} (${sql.join(targets)}) select ${sql.join(sources)} from ${rowsTable(source.id)} order by ord`,
+        ),
+      );
+      await this.finishDataset(id);
+      return id;
+    },
+
+    /**
+     * Moves the date parts of every row ahead by an interval. Rows whose parts do not read as a
+     * date are left as they are; a day past the month's end rolls over instead of failing.
+     */
+    async shiftDates(
+      datasetId: number,
+      parts: Partial<Record<DataDatePart, number>>,
+      by: { years: number; months: number; days: number; hours: number; minutes: number; seconds: number },
+    ): Promise<void> {
+      const int = (col: number | undefined, fallback: number) => (col === undefined ? sql.lit(fallback) : sql`${cellRef(col)}::int`);
+      const checks = Object.values(parts).map((col) => sql`${cellRef(col)} ~ '^\\s*[0-9]{1,4}\\s*$'`);
+      const ranges: RawBuilder<unknown>[] = [];
+      if (parts.year !== undefined) ranges.push(sql`${cellRef(parts.year)}::int between 1 and 9999`);
+      if (parts.month !== undefined) ranges.push(sql`${cellRef(parts.month)}::int between 1 and 12`);
+      if (parts.day !== undefined) ranges.push(sql`${cellRef(parts.day)}::int between 1 and 31`);
+      if (parts.hour !== undefined) ranges.push(sql`${cellRef(parts.hour)}::int between 0 and 23`);
+      if (parts.minute !== undefined) ranges.push(sql`${cellRef(parts.minute)}::int between 0 and 59`);
+      const moment = sql`make_timestamp(${int(parts.year, 2000)}, ${int(parts.month, 1)}, 1, ${int(parts.hour, 0)}, ${int(parts.minute, 0)}, 0)
+        + (${int(parts.day, 1)} - 1) * interval '1 day'
+        + make_interval(years => ${by.years}::int, months => ${by.months}::int, days => ${by.days}::int, hours => ${by.hours}::int, mins => ${by.minutes}::int, secs => ${by.seconds}::float8)`;
+      const sets = (Object.entries(parts) as [DataDatePart, number][]).map(
+        ([part, col]) => sql`${cellRef(col)} = extract(${sql.raw(part)} from moved.at)::int::text`,
+      );
+      // The checks must hold before any cast runs, so the casts sit behind a CASE.
+      await runner.run(
+        compile(sql`
+          with valid as (
+            select ord from ${rowsTable(datasetId)} where ${sql.join(checks, sql` and `)}
+          ), moved as (
+            select t.ord, case when ${sql.join(ranges, sql` and `)} then ${moment} end as at
+            from ${rowsTable(datasetId)} t join valid using (ord)
+          )
+          update ${rowsTable(datasetId)} r set ${sql.join(sets)}
+          from moved where r.ord = moved.ord and moved.at is not null`),
+      );
+    },
+  });
+
+  const plain = statements(poolRunner);
+
+  return {
+    /** One all-or-nothing unit of work (an upload, an output): COPY and statements on one connection. */
+    async transaction<T>(work: (tx: ReturnType<typeof statements>) => Promise<T>): Promise<T> {
+      if (database.kind === 'pglite') {
+        return db.transaction().execute((trx) => work(statements(pgliteRunner(database, (q) => trx.executeQuery(q)))));
+      }
+      const client = await database.pool!.connect();
+      let healthy = true;
+      try {
+        await client.query('begin');
+        const runner: Runner = {
+          async run<R>(query: Query) {
+            return (await client.query(query.sql, query.parameters as unknown[])).rows as R[];
+          },
+          async copyIn(table, columns, delimiter, lines) {
+            const stream = client.query(copyStreams.from(copySql(table, columns, delimiter, 'stdin')));
+            await pipeline(Readable.from(lines), stream);
+          },
+        };
+        const result = await work(statements(runner));
+        await client.query('commit');
+        return result;
+      } catch (error) {
+        await client.query('rollback').catch(() => (healthy = false));
+        throw error;
+      } finally {
+        client.release(healthy ? undefined : true);
+      }
+    },
+
+    async findJob(jobId: number): Promise<JobOwner | undefined> {
+      return db.selectFrom('jobs').select(['id', 'user_id', 'status']).where('id', '=', jobId).executeTakeFirst();
+    },
+
+    async latestDataset(jobId: number, kind: DatasetKind): Promise<DatasetRow | undefined> {
+      return db
+        .selectFrom('datasets')
+        .select(['id', 'job_id', 'kind', 'columns', 'row_count', 'created_at'])
+        .where('job_id', '=', jobId)
+        .where('kind', '=', kind)
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+    },
+
+    async updateColumns(datasetId: number, columns: DatasetColumn[]): Promise<void> {
+      await db.updateTable('datasets').set({ columns: JSON.stringify(columns) }).where('id', '=', datasetId).execute();
+    },
+
+    /** Per column: every non-empty cell reads as a number (and at least one is not empty). */
+    async detectNumeric(datasetId: number, cols: number[]): Promise<Map<number, boolean>> {
+      if (cols.length === 0) return new Map();
+      const probes = cols.map(
+        (col) =>
+          sql`coalesce(bool_and(${cellRef(col)} = '' or ${cellRef(col)} ~ ${sql.lit(NUMBER_PATTERN)}) and bool_or(${cellRef(col)} <> ''), false) as ${sql.ref(`n${col}`)}`,
+      );
+      const [row] = await poolRunner.run<Record<string, boolean>>(compile(sql`select ${sql.join(probes)} from ${rowsTable(datasetId)}`));
+      return new Map(cols.map((col) => [col, Boolean(row?.[`n${col}`])]));
+    },
+
+    /** Rows as arrays of the given columns' cells, in upload order or by a column descending. */
+    async readRows(
+      datasetId: number,
+      cols: number[],
+      options: { limit?: number; sortDescBy?: number } = {},
+    ): Promise<(string | null)[][]> {
+      const select = sql.join(cols.map((col) => cellRef(col)));
+      const order =
+        options.sortDescBy === undefined
+          ? sql`ord`
+          : sql`${numericCell(options.sortDescBy)} desc nulls last, ${cellRef(options.sortDescBy)} desc, ord`;
+      const limit = options.limit && options.limit > 0 ? sql`limit ${Math.trunc(options.limit)}` : sql``;
+      const rows = await poolRunner.run<Record<string, string | null>>(compile(sql`select ${select} from ${rowsTable(datasetId)} order by ${order} ${limit}`));
+      const keys = cols.map((col) => `c${col}`);
+      return rows.map((row) => keys.map((key) => row[key] ?? null));
+    },
+
+    /** Cells equal to items[i] become values[i], each with the given probability. */
+    async replaceCells(datasetId: number, cols: number[], items: string[], values: string[], probability: number): Promise<void> {
+      const sets = cols.map(
+        (col) => sql`${cellRef(col)} = case when ${cellRef(col)} = any(${items}::text[]) and random() < ${probability}::float8
+          then (${values}::text[])[array_position(${items}::text[], ${cellRef(col)})] else ${cellRef(col)} end`,
+      );
+      const touched = cols.map((col) => sql`${cellRef(col)} = any(${items}::text[])`);
+      await poolRunner.run(compile(sql`update ${rowsTable(datasetId)} set ${sql.join(sets)} where ${sql.join(touched, sql` or `)}`));
+    },
+
+    async run<R>(query: RawBuilder<unknown>): Promise<R[]> {
+      return poolRunner.run<R>(compile(query));
+    },
+
+    async deleteForJob(jobId: number): Promise<void> {
+      await plain.deleteDatasets(jobId);
+    },
+  };
+}
+
+export type DataRepository = ReturnType<typeof createDataRepository>;

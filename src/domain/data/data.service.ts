@@ -1,0 +1,353 @@
+import { Duration } from 'luxon';
+import type { DataDatePart, DatasetColumn, DatasetKind } from '../../db/tables/data.js';
+import type { Caller } from '../caller.js';
+import { isAdmin } from '../caller.js';
+import { AppError, Errors } from '../errors.js';
+import { applyMappings, datePartOf, defaultColumns, MAPPING_VALUES, parseMapping, type ColumnMapping } from './columns.js';
+import { copyLinesOf, openCsv, uploadBudget } from './csv-ingest.js';
+import type { DataRepository, DatasetRow } from './data.repository.js';
+import { aggregateQuery, type ColumnsInfo } from './data-tables.js';
+
+export interface UploadFile {
+  label: string;
+  stream: AsyncIterable<Buffer>;
+  /** True when the transport cut the file at its size limit. */
+  truncated?: () => boolean;
+}
+
+export interface RowsQuery {
+  jobId: number;
+  output: 0 | 1;
+  progress: 0 | 1;
+  limit: number;
+  insight: number;
+  alter: number;
+  estimate?: string;
+}
+
+export type DataRow = Record<string, string | null>;
+
+/** A calendar interval with whole units (seconds may be fractional), as make_interval takes it. */
+export interface Period {
+  years: number;
+  months: number;
+  days: number;
+  hours: number;
+  minutes: number;
+  seconds: number;
+}
+
+/** A DateInterval string (`P1D`, `PT6H`, `P1Y2M`, `P2W`) read with luxon; it must move dates ahead. */
+export function parsePeriod(text: string): Period {
+  const invalid = (why: string) => Errors.invalidParameter('period', `'${text}' ${why}`);
+  const duration = Duration.fromISO(text.trim());
+  if (!duration.isValid) throw invalid('is not an ISO 8601 duration such as P1D, PT6H or P1Y2M');
+  const o = duration.toObject();
+  const period: Period = {
+    years: o.years ?? 0,
+    months: (o.months ?? 0) + (o.quarters ?? 0) * 3,
+    days: (o.days ?? 0) + (o.weeks ?? 0) * 7,
+    hours: o.hours ?? 0,
+    minutes: o.minutes ?? 0,
+    seconds: (o.seconds ?? 0) + (o.milliseconds ?? 0) / 1000,
+  };
+  const { seconds, ...whole } = period;
+  if (Object.values(whole).some((v) => !Number.isInteger(v))) throw invalid('must use whole years, months, days, hours and minutes');
+  if (Object.values(period).some((v) => v < 0)) throw invalid('must move dates ahead, not back');
+  if (Object.values(whole).every((v) => v === 0) && seconds === 0) throw invalid('is an empty interval');
+  return period;
+}
+
+const trimNumber = (value: number) => String(Number(value.toFixed(6)));
+const NUMBER = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
+
+export interface DataServiceDeps {
+  repository: DataRepository;
+  maxUploadBytes: number;
+  /** Told after an upload made a job Pending (the jobs area's signal to a local runner). */
+  onQueued?: (jobId: number) => void;
+}
+
+export function createDataService({ repository, maxUploadBytes, onQueued }: DataServiceDeps) {
+  /** Consumers reach only their own jobs; someone else's job reads as missing. */
+  async function ownedJob(caller: Caller, jobId: number) {
+    const job = await repository.findJob(jobId);
+    if (!job || (!isAdmin(caller) && job.user_id !== caller.userId)) throw Errors.notFound('Job', jobId);
+    return job;
+  }
+
+  async function latest(jobId: number, kind: DatasetKind): Promise<DatasetRow | undefined> {
+    return repository.latestDataset(jobId, kind);
+  }
+
+  async function required(jobId: number, kind: DatasetKind): Promise<DatasetRow> {
+    const dataset = await latest(jobId, kind);
+    if (!dataset) throw new AppError('not_found', kind === 'input' ? `Job ${jobId} has no data yet; upload a CSV file first` : `Job ${jobId} has no output yet`);
+    return dataset;
+  }
+
+  /** Fills in numeric/categorical for columns not yet detected, once per dataset. */
+  async function withKinds(dataset: DatasetRow): Promise<DatasetColumn[]> {
+    const pending = dataset.columns.filter((c) => c.kind === null).map((c) => c.col);
+    if (pending.length === 0) return dataset.columns;
+    const numeric = await repository.detectNumeric(dataset.id, pending);
+    const columns = dataset.columns.map((c) => (c.kind === null ? { ...c, kind: numeric.get(c.col) ? ('numeric' as const) : ('categorical' as const) } : c));
+    await repository.updateColumns(dataset.id, columns);
+    dataset.columns = columns;
+    return columns;
+  }
+
+  function columnNamed(dataset: DatasetRow, name: string, parameter: string): DatasetColumn {
+    const found =
+      dataset.columns.find((c) => c.name === name) ?? dataset.columns.find((c) => c.name.toLowerCase() === name.trim().toLowerCase());
+    if (!found) {
+      throw Errors.invalidParameter(parameter, `'${name}' is not a column of the data (columns: ${dataset.columns.map((c) => c.name).join(', ')})`);
+    }
+    return found;
+  }
+
+  const toObjects = (columns: DatasetColumn[], rows: (string | null)[][]): DataRow[] =>
+    rows.map((row) => {
+      const record: DataRow = {};
+      columns.forEach((c, i) => (record[c.name] = row[i] ?? null));
+      return record;
+    });
+
+  return {
+    /**
+     * Stores one upload (one or more files with the same header) as the job's input, replacing the
+     * previous input, in one transaction: a rejected or cut upload leaves nothing behind.
+     */
+    async upload(caller: Caller, input: { jobId: number; files: AsyncIterable<UploadFile>; expectedFiles?: number }) {
+      const { jobId } = input;
+      await ownedJob(caller, jobId);
+      const budget = uploadBudget(maxUploadBytes);
+      const stored = await repository.transaction(async (tx) => {
+        const job = await tx.lockJob(jobId);
+        if (!job) throw Errors.notFound('Job', jobId);
+        if (job.status === 2) throw Errors.wrongState(`Job ${jobId} is running; abort it before uploading new data`);
+        await tx.deleteDatasets(jobId, 'input');
+        let target: { id: number; header: string[] } | undefined;
+        let files = 0;
+        for await (const file of input.files) {
+          files++;
+          const csv = await openCsv(file.stream, { label: file.label, budget });
+          if (!target) {
+            const columns = defaultColumns(csv.header);
+            const id = await tx.createDataset({ jobId, kind: 'input', columns, source: file.label, width: csv.header.length });
+            target = { id, header: csv.header };
+          } else if (csv.header.join('\u0000') !== target.header.join('\u0000')) {
+            throw Errors.invalidUpload(`'${file.label}' has the columns ${csv.header.join(', ')} but the first file has ${target.header.join(', ')}`);
+          }
+          try {
+            await tx.copyRows(target.id, target.header.length, csv.delimiter, csv.lines);
+          } catch (error) {
+            throw asUploadError(error, file.label);
+          }
+          if (file.truncated?.()) throw new AppError('upload_too_large', `Invalid upload: '${file.label}' exceeds the maximum upload size of ${Math.round(maxUploadBytes / 1024 / 1024)} MB`);
+        }
+        if (!target) throw Errors.missingParameter('Servicefile');
+        if (input.expectedFiles !== undefined && input.expectedFiles !== files) {
+          throw Errors.invalidParameter('file', `says ${input.expectedFiles} file${input.expectedFiles === 1 ? '' : 's'} but ${files} ${files === 1 ? 'was' : 'were'} sent`);
+        }
+        const rows = await tx.finishDataset(target.id);
+        await tx.markJobPending(jobId);
+        return { rows, columns: target.header.length, files };
+      });
+      // After the commit, so a runner in this process claims the job at once instead of at its next poll.
+      onQueued?.(jobId);
+      return stored;
+    },
+
+    /** Values a `{column-name}` field of PUT /data may take (GET /data type=1 without a job). */
+    mappingValues() {
+      return MAPPING_VALUES.map((v) => ({ ...v }));
+    },
+
+    /** Each column of a job's input (or latest output) with its detected type and training role. */
+    async columns(caller: Caller, jobId: number, output: 0 | 1) {
+      await ownedJob(caller, jobId);
+      const dataset = await required(jobId, output ? 'output' : 'input');
+      const columns = await withKinds(dataset);
+      return columns.map((c) => ({
+        name: c.name,
+        type: c.role === 'date' ? 'date' : (c.kind ?? 'categorical'),
+        role: c.role,
+        ...(c.datePart ? { date_part: c.datePart } : {}),
+      }));
+    },
+
+    /** GET /data type=0, per the table of spec 4.5. */
+    async rows(caller: Caller, q: RowsQuery): Promise<DataRow[] | [{ count: string }]> {
+      await ownedJob(caller, q.jobId);
+      if (![0, 1, 2].includes(q.insight)) throw Errors.invalidParameter('insight', 'must be 0, 1 or 2');
+      const dataset = await latest(q.jobId, q.output ? 'output' : 'input');
+      if (q.progress === 1) return [{ count: String(dataset?.row_count ?? 0) }];
+      if (!dataset) return [];
+      const insight = q.output === 1 ? q.insight : 0;
+      const needsEstimate = insight !== 0 || q.alter !== 0;
+      if (needsEstimate && !q.estimate) throw Errors.missingParameter('estimate');
+      const estimate = needsEstimate ? columnNamed(dataset, q.estimate!, 'estimate') : undefined;
+      const options: { limit?: number; sortDescBy?: number } = {};
+      if (q.output === 0) options.limit = q.limit;
+      if (insight !== 0) {
+        options.sortDescBy = estimate!.col;
+        options.limit = insight === 1 ? Math.ceil(dataset.row_count * 0.8) : 20;
+        if (options.limit === 0) return [];
+      }
+      const columns = dataset.columns;
+      const rows = await repository.readRows(
+        dataset.id,
+        columns.map((c) => c.col),
+        options,
+      );
+      if (q.alter !== 0 && estimate) {
+        const at = columns.indexOf(estimate);
+        const factor = 1 + q.alter / 100;
+        for (const row of rows) {
+          const cell = row[at];
+          if (cell && NUMBER.test(cell)) row[at] = trimNumber(Number(cell) * factor);
+        }
+      }
+      return toObjects(columns, rows);
+    },
+
+    /**
+     * PUT /data: `{column-name}` mappings on the input (output=0) or latest output (output=1), then
+     * `period` moves the latest output's dates ahead into a new output record, whose id is answered.
+     */
+    async modify(caller: Caller, input: { jobId: number; output: 0 | 1; period?: string; fields: Record<string, string> }) {
+      await ownedJob(caller, input.jobId);
+      const period = input.period === undefined ? undefined : parsePeriod(input.period);
+      const target = await latest(input.jobId, input.output ? 'output' : 'input');
+      const mappings = new Map<string, ColumnMapping>();
+      for (const [name, value] of Object.entries(input.fields)) {
+        const column = target?.columns.find((c) => c.name === name);
+        const mapping = parseMapping(value);
+        if (!column) {
+          // Stray fields are ignored unless they clearly mean a column that is not there.
+          if (mapping) throw Errors.invalidParameter(name, `is not a column of the job's ${input.output ? 'output' : 'data'}`);
+          continue;
+        }
+        if (!mapping) {
+          throw Errors.invalidParameter(name, `must be ignore, input, output, numeric, categorical or a date part (year, month, day, hour, minute)`);
+        }
+        mappings.set(column.name, mapping);
+      }
+      if (mappings.size === 0 && !period) throw Errors.missingParameter('period');
+      if (target && mappings.size > 0) {
+        const columns = applyMappings(target.columns, mappings);
+        if (columns.length === 0) throw Errors.invalidParameter('columns', 'at least one column must stay');
+        await repository.updateColumns(target.id, columns);
+        target.columns = columns;
+      }
+      if (!period) return 'success';
+      const source = input.output === 1 && target ? target : await required(input.jobId, 'output');
+      const parts: Partial<Record<DataDatePart, number>> = {};
+      source.columns.forEach((c, i) => {
+        if (c.role === 'date' && c.datePart) parts[c.datePart] = i + 1;
+      });
+      if (Object.keys(parts).length === 0) {
+        throw Errors.invalidParameter('period', `the output of job ${input.jobId} has no date columns (year, month, day, hour, minute) to move`);
+      }
+      return repository.transaction(async (tx) => {
+        const id = await tx.copyDataset(source, 'output');
+        await tx.shiftDates(id, parts, period);
+        return id;
+      });
+    },
+
+    /** GET /zdai: grouped/ordered aggregation over the job's input rows (see data-tables.ts). */
+    async aggregate(caller: Caller, input: { jobId: number; groupOrder: number; columnsInfo: ColumnsInfo; loadColumns: number }) {
+      await ownedJob(caller, input.jobId);
+      const dataset = await required(input.jobId, 'input');
+      await withKinds(dataset);
+      const { query, keys } = aggregateQuery(dataset, input);
+      const rows = await repository.run<Record<string, unknown>>(query);
+      return rows.map((row) => {
+        const record: Record<string, string | null> = {};
+        keys.forEach((key, i) => {
+          const value = row[`k${i}`];
+          // eslint-disable-next-line @typescript-eslint/no-base-to-string -- cells are text or numbers
+          record[key] = value === null || value === undefined ? null : typeof value === 'number' ? trimNumber(value) : String(value);
+        });
+        return record;
+      });
+    },
+
+    /** GET /zdao: a one-line confirmation of the job's latest output. */
+    async outputSummary(caller: Caller, jobId: number): Promise<string> {
+      await ownedJob(caller, jobId);
+      const output = await required(jobId, 'output');
+      return `Output ${output.id} of job ${jobId}: ${output.row_count} rows, ${output.columns.length} columns`;
+    },
+
+    /**
+     * POST /zdao: in the latest output, cells equal to one of `items` take the matching one of
+     * `values`, each with the given probability (1 every cell, 0 none); date parts are left alone.
+     */
+    async replaceInOutput(caller: Caller, input: { jobId: number; items: string[]; values: string[]; probability: number }) {
+      await ownedJob(caller, input.jobId);
+      if (input.values.length !== 1 && input.values.length !== input.items.length) {
+        throw Errors.invalidParameter('values', `gives ${input.values.length} values for ${input.items.length} items; give one value or one per item`);
+      }
+      const values = input.values.length === 1 ? input.items.map(() => input.values[0]!) : input.values;
+      const output = await required(input.jobId, 'output');
+      const cols = output.columns.filter((c) => c.role !== 'date').map((c) => c.col);
+      if (cols.length > 0) await repository.replaceCells(output.id, cols, input.items, values, input.probability);
+      return 'success';
+    },
+
+    /** For the training engine: the job's input with column roles, rows in upload order. */
+    async readTrainingSet(jobId: number) {
+      const dataset = await required(jobId, 'input');
+      const columns = await withKinds(dataset);
+      const rows = await repository.readRows(
+        dataset.id,
+        columns.map((c) => c.col),
+      );
+      return {
+        header: columns.map((c) => c.name),
+        columns: columns.map((c) => ({
+          name: c.name,
+          role: c.role,
+          kind: c.kind ?? ('categorical' as const),
+          ...(c.datePart ? { datePart: c.datePart } : {}),
+        })),
+        rows,
+      };
+    },
+
+    /** For the training engine: stores forecast rows as a new output record; answers its id. */
+    async writeOutput(jobId: number, rows: Record<string, string>[], header: string[]): Promise<number> {
+      const input = await latest(jobId, 'input');
+      const known = new Map(input?.columns.map((c) => [c.name, c]));
+      const columns = header.map((name, i): DatasetColumn => {
+        const from = known.get(name);
+        if (from) return { ...from, col: i + 1 };
+        const datePart = datePartOf(name);
+        return datePart ? { name, col: i + 1, role: 'date', kind: 'numeric', datePart } : { name, col: i + 1, role: 'input', kind: null };
+      });
+      return repository.transaction(async (tx) => {
+        const id = await tx.createDataset({ jobId, kind: 'output', columns, source: 'training', width: header.length });
+        await tx.copyRows(id, header.length, '\t', copyLinesOf(rows.map((row) => header.map((name) => row[name] ?? null))));
+        await tx.finishDataset(id);
+        return id;
+      });
+    },
+
+    /** DELETE /job_data and DELETE /training_data: the job's input and outputs are gone. */
+    async deleteForJob(jobId: number): Promise<void> {
+      await repository.deleteForJob(jobId);
+    },
+  };
+}
+
+/** Errors Postgres raises on the COPY data itself (class 22) are the file's fault. */
+function asUploadError(error: unknown, label: string): unknown {
+  const e = error as { code?: string; message?: string };
+  if (typeof e?.code === 'string' && e.code.startsWith('22')) return Errors.invalidUpload(`'${label}': ${e.message}`);
+  return error;
+}
+
+export type DataService = ReturnType<typeof createDataService>;
