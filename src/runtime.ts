@@ -39,12 +39,12 @@ export async function resolveSecretKey(config: Config): Promise<string> {
  * Opens what a process of this service needs (database, migrations, mail, services) the same way for
  * the API server, the worker and the admin CLI.
  */
-export async function startRuntime(config: Config, logger = pino({ level: config.logLevel })): Promise<Runtime> {
+export async function startRuntime(config: Config, logger = pino({ level: config.logLevel }), metrics?: Metrics): Promise<Runtime> {
   const database = await openDatabase(config);
   const applied = await migrate(database);
   const secretKey = await resolveSecretKey(config);
   const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, logger });
-  const services = buildServices({ config, database, mailer, clock: systemClock, hasher: createScryptHasher(), secretKey });
+  const services = buildServices({ config, database, mailer, clock: systemClock, hasher: createScryptHasher(), secretKey, metrics });
   if (applied.length > 0) {
     logger.info({ applied }, 'migrations applied');
     await services.events.record({ type: 2, procedure: 'migrations', text: `Applied migrations: ${applied.join(', ')}` });

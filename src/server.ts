@@ -10,9 +10,9 @@ import { createTrainingRunner, recoveryOptions } from './training/wiring.js';
 async function main() {
   const config = loadConfig();
   const logger = pino(loggerOptions(config.logLevel));
-  const runtime = await startRuntime(config, logger);
-  await ensureAdministrator(runtime);
   const metrics = createMetrics();
+  const runtime = await startRuntime(config, logger, metrics);
+  await ensureAdministrator(runtime);
   const app = await buildApp({
     config,
     services: runtime.services,

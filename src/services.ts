@@ -1,4 +1,6 @@
 import type { Config } from './config.js';
+import { instrumentedProvider } from './llm/instrumented.js';
+import type { Metrics } from './observability/metrics.js';
 import { createJobSignals } from './domain/jobs/job-signals.js';
 import type { DatabaseHandle } from './db/database.js';
 import { createPasswordsService } from './domain/accounts/passwords.service.js';
@@ -62,6 +64,8 @@ export interface ServiceDeps {
   events?: EventLog;
   /** Language-model provider; default: the OpenAI-compatible server at LLM_BASE_URL. */
   llm?: LlmProvider;
+  /** Process metrics; LLM calls and tokens are counted when given. */
+  metrics?: Metrics;
 }
 
 /**
@@ -142,7 +146,8 @@ export function buildServices(deps: ServiceDeps) {
   });
 
   // --- automated chat: clients, use cases, sentences, chats, prompts ---
-  const llm = deps.llm ?? createOpenAiProvider({ baseUrl: config.llmBaseUrl, timeoutMs: config.llmTimeoutMs });
+  const provider = deps.llm ?? createOpenAiProvider({ baseUrl: config.llmBaseUrl, timeoutMs: config.llmTimeoutMs });
+  const llm = deps.metrics ? instrumentedProvider(provider, deps.metrics) : provider;
   const tokenCounter = createTokenCounter(config.llmModel);
   const clientsRepository = createClientsRepository(db);
   const usecasesRepository = createUsecasesRepository(db);
