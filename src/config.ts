@@ -31,6 +31,11 @@ const envSchema = z.object({
   MAX_UPLOAD_MB: z.coerce.number().positive().default(200),
   /** Training threads this process runs; 0 makes an API-only process. */
   WORKERS: z.coerce.number().int().min(0).max(64).default(1),
+  /**
+   * Nice increment of the training threads: when CPUs are short the scheduler serves the API and
+   * Postgres first (GET /jobs.php p99 while two jobs train stays near idle; docs/notes/benchmarks.md).
+   */
+  TRAINING_NICE: z.coerce.number().int().min(0).max(19).default(10),
   /** A running job whose worker has not beaten for this long is re-queued once, then failed. */
   JOB_STALE_AFTER_MS: z.coerce.number().int().min(1000).default(30_000),
   /** How often each training process looks for such orphaned jobs. */
@@ -60,6 +65,7 @@ export interface Config {
   llmTimeoutMs: number;
   maxUploadBytes: number;
   workers: number;
+  trainingNice: number;
   jobStaleAfterMs: number;
   jobRecoverEveryMs: number;
   rateLimitLogin: number;
@@ -94,6 +100,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     llmTimeoutMs: e.LLM_TIMEOUT_MS,
     maxUploadBytes: Math.round(e.MAX_UPLOAD_MB * 1024 * 1024),
     workers: e.WORKERS,
+    trainingNice: e.TRAINING_NICE,
     jobStaleAfterMs: e.JOB_STALE_AFTER_MS,
     jobRecoverEveryMs: e.JOB_RECOVER_EVERY_MS,
     rateLimitLogin: e.RATE_LIMIT_LOGIN,

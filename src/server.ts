@@ -21,7 +21,7 @@ async function main() {
     readiness: () => runtime.readiness(),
     beforeScrape: () => refreshJobGauges(runtime, metrics),
   });
-  const training = config.workers > 0 ? createTrainingRunner(runtime.services, runtime.database, { threads: config.workers, metrics, ...recoveryOptions(config) }) : undefined;
+  const training = config.workers > 0 ? createTrainingRunner(runtime.services, runtime.database, { threads: config.workers, nice: config.trainingNice, metrics, ...recoveryOptions(config) }) : undefined;
   const autoMessages = runtime.services.chat.startAutoMessageScheduler({
     intervalMs: 5000,
     onError: (err: unknown) => logger.warn({ err }, 'chat auto messages failed'),

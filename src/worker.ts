@@ -13,7 +13,7 @@ async function main() {
   const logger = pino(loggerOptions(config.logLevel));
   const runtime = await startRuntime(config, logger);
   const threads = Math.max(1, config.workers);
-  const training = createTrainingRunner(runtime.services, runtime.database, { threads, ...recoveryOptions(config) });
+  const training = createTrainingRunner(runtime.services, runtime.database, { threads, nice: config.trainingNice, ...recoveryOptions(config) });
   await runtime.services.events.record({ type: 2, procedure: 'worker.start', text: `Training worker starting (pid ${process.pid}, ${threads} threads)` });
   training.runner.start();
   process.stdout.write(`Worker ${training.runner.workerId} training with ${threads} thread(s)\n`);

@@ -14,9 +14,13 @@
  * rows, clamp(600000 / rows, 20, 2000) = 30. Throughput is a rate (samples x epochs per second), so it
  * compares as is; the MSE is compared with sklearn at the same 30 epochs too.
  *
- * Then GET /jobs.php p99 (autocannon, fixed rate and closed loop) idle vs while two long jobs (100,000
+ * The throughput rounds run the service with TRAINING_NICE=0 (BENCH_TRAINING_NICE), see benchTrain.
+ *
+ * Then GET /jobs.php p99 (autocannon, fixed rate and closed loop) idle vs while two long jobs (200,000
  * rows) are being trained, each pair measured in the same service process: WORKERS=1 (one job trains, one
- * waits) and WORKERS=2 (both train at once). Target: p99 while training <= 2 x idle p99.
+ * waits) and WORKERS=2 (both train at once) with the default TRAINING_NICE, and WORKERS=2 with
+ * TRAINING_NICE=0 (threads not niced) for comparison. Target: p99 while training <= 2 x idle p99.
+ * BENCH_TRAIN_PARTS=throughput or =latency runs one half.
  *
  *   npm run bench train       or   npx tsx bench/train/run.ts
  */
@@ -33,9 +37,19 @@ import { CSV_PATH, EPOCHS, ROWS, TRAIN_SHARE, loadBenchData } from './data.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
-const LONG_CSV = join(root, 'bench', '.out', 'regression-long.csv');
+const LONG_CSV = join(root, 'bench', '.out', 'regression-200k.csv');
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+/** BENCH_TRAIN_PARTS: comma list of `throughput`, `latency` (default both). */
+const PARTS = new Set((process.env.BENCH_TRAIN_PARTS ?? 'throughput,latency').split(','));
+/** TRAINING_NICE of the throughput rounds' service (BENCH_TRAINING_NICE, default 0; see benchTrain). */
+const THROUGHPUT_NICE = Number(process.env.BENCH_TRAINING_NICE ?? 0);
+/** Latency is measured with the default TRAINING_NICE, on one and two threads, and without nice as the before. */
+const LATENCY_SETUPS: { workers: number; nice: number | 'default' }[] = [
+  { workers: 1, nice: 'default' },
+  { workers: 2, nice: 'default' },
+  { workers: 2, nice: 0 },
+];
 const ADMIN = { email: 'bench@example.com', password: 'Bench-Passw0rd!' };
 const API = '/api/202203010900';
 const TZ = 'Europe/Madrid';
@@ -54,7 +68,7 @@ interface Service {
   session: string;
 }
 
-async function startService(databaseUrl: string, workers: number): Promise<Service> {
+async function startService(databaseUrl: string, workers: number, nice?: number): Promise<Service> {
   const port = 19000 + Math.floor(Math.random() * 1000);
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: root,
@@ -64,6 +78,7 @@ async function startService(databaseUrl: string, workers: number): Promise<Servi
       PORT: String(port),
       HOST: '127.0.0.1',
       WORKERS: String(workers),
+      ...(nice === undefined ? {} : { TRAINING_NICE: String(nice) }),
       LOG_LEVEL: 'warn',
       ADMIN_EMAIL: ADMIN.email,
       ADMIN_PASSWORD: ADMIN.password,
@@ -94,7 +109,7 @@ async function call<T>(service: Service, method: string, path: string, params: R
   for (const [k, v] of Object.entries(params)) all.set(k, String(v));
   const url = `http://127.0.0.1:${service.port}${API}${path}`;
   const res =
-    method === 'GET' ? await fetch(`${url}?${all}`) : await fetch(url, { method, body: body ?? all });
+    method === 'GET' ? await fetch(`${url}?${all.toString()}`) : await fetch(url, { method, body: body ?? all });
   const reply = (await res.json()) as { status: number; data: unknown };
   if (reply.status !== 0) throw new Error(`${method} ${path}: ${JSON.stringify(reply.data)}`);
   return reply.data as T;
@@ -157,7 +172,7 @@ async function engineOnce(service: Service, csv: Buffer): Promise<EngineRun> {
   const text = stats.find((s) => s.status === '1')?.text ?? '';
   const m = FIGURES.exec(text);
   if (!m) throw new Error(`job ${jobId}: no figures in its status record: ${JSON.stringify(stats)}`);
-  const [samples, epochs, trainMs, rate, validationRows, mse] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as number[];
+  const [samples, epochs, trainMs, rate, validationRows, mse] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number);
   const trainRows = samples! - validationRows!;
   return {
     samplesEpochsPerSecond: rate!,
@@ -196,35 +211,40 @@ async function latency(service: Service, mode: 'rate' | 'closed'): Promise<Laten
 
 function longCsv(): Buffer {
   if (!existsSync(LONG_CSV)) {
-    // The bench rows five times over: 100,000 rows, 20 epochs by default, long enough to outlast a window.
+    // The bench rows ten times over: 200,000 rows, 20 epochs by default, long enough to outlast the windows.
     const [header, ...rows] = readFileSync(CSV_PATH, 'utf8').trim().split('\n');
     const lines = [header];
-    for (let i = 0; i < 5; i++) lines.push(...rows);
+    for (let i = 0; i < 10; i++) lines.push(...rows);
     writeFileSync(LONG_CSV, `${lines.join('\n')}\n`);
   }
   return readFileSync(LONG_CSV);
 }
 
-async function latencyUnderTraining(service: Service, workers: number) {
+/** REPEATS fixed-rate windows and one closed-loop window. */
+async function windows(service: Service) {
+  const rate: Latency[] = [];
+  for (let i = 0; i < REPEATS; i++) rate.push(await latency(service, 'rate'));
+  return { rate, closed: await latency(service, 'closed') };
+}
+
+async function latencyUnderTraining(service: Service, workers: number, nice: number | 'default') {
   const csv = longCsv();
-  // Warm-up, then idle figures.
-  await latency(service, 'closed');
-  const idle = { rate: await latency(service, 'rate'), closed: await latency(service, 'closed') };
+  await latency(service, 'closed'); // warm-up
+  const idle = await windows(service);
   const jobs = [await submitJob(service, csv), await submitJob(service, csv)];
-  // Measure only once the jobs that can run are running.
+  // Measure only once the jobs that can run are in their epochs (Advance > 0: rows read, thread working).
   for (let until = Date.now() + 60_000; ; await sleep(100)) {
-    const statuses = await Promise.all(jobs.map((id) => jobStatus(service, id)));
-    if (statuses.filter((s) => s === 2).length >= Math.min(2, workers)) break;
-    if (Date.now() > until) throw new Error(`jobs not running: ${statuses.join(',')}`);
+    const advances = await Promise.all(jobs.map((id) => call<{ Advance: number | string }>(service, 'GET', '/jobs_progress.php', { job_id: id })));
+    if (advances.filter((a) => Number(a.Advance) > 0).length >= Math.min(2, workers)) break;
+    if (Date.now() > until) throw new Error(`jobs not training: ${JSON.stringify(advances)}`);
   }
-  const training = { rate: await latency(service, 'rate'), closed: await latency(service, 'closed') };
+  const training = await windows(service);
   const statuses = await Promise.all(jobs.map((id) => jobStatus(service, id)));
-  const stillTraining = statuses.filter((s) => s === 2).length;
   for (const id of jobs) {
     await call(service, 'POST', '/job_aborts.php', { job_id: id }).catch(() => undefined);
     await waitForStatus(service, id, [3, 5], 30_000);
   }
-  return { workers, idle, training, stillTrainingAtEnd: stillTraining, statusesAtEnd: statuses };
+  return { workers, nice, idle, training, stillTrainingAtEnd: statuses.filter((s) => s === 2).length, statusesAtEnd: statuses };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -235,34 +255,48 @@ export async function benchTrain() {
   const db = await freshDatabase('bench_train');
   const alone: ReturnType<typeof brainAloneOnce>[] = [];
   const engine: EngineRun[] = [];
-  const sk20: Awaited<ReturnType<typeof sklearnOnce>>[] = [];
-  const skSame: Awaited<ReturnType<typeof sklearnOnce>>[] = [];
+  const sk20: SklearnRun[] = [];
+  const skSame: SklearnRun[] = [];
   const latencies = [];
   try {
-    const service = await startService(db.url, 1);
-    try {
-      await engineOnce(service, csv); // warm-up: thread start, JIT, first-query costs
-      for (let round = 1; round <= REPEATS; round++) {
-        alone.push(brainAloneOnce(data));
-        engine.push(await engineOnce(service, csv));
-        sk20.push(await sklearnOnce(EPOCHS));
-        skSame.push(await sklearnOnce(engine.at(-1)!.epochs));
-        console.log(`round ${round}:`, JSON.stringify({ alone: alone.at(-1), engine: engine.at(-1), sklearn20: sk20.at(-1), sklearnSameEpochs: skSame.at(-1) }));
+    if (PARTS.has('throughput')) {
+      // TRAINING_NICE=0 here: on a shared machine a niced thread yields to other users' processes, which
+      // would measure their load, not the engine; on idle cores nice costs nothing (docs/notes/benchmarks.md).
+      const service = await startService(db.url, 1, THROUGHPUT_NICE);
+      try {
+        await engineOnce(service, csv); // warm-up: thread start, JIT, first-query costs
+        for (let round = 1; round <= REPEATS; round++) {
+          alone.push(brainAloneOnce(data));
+          engine.push(await engineOnce(service, csv));
+          sk20.push(await sklearnOnce(EPOCHS));
+          skSame.push(await sklearnOnce(engine.at(-1)!.epochs));
+          console.log(`round ${round}:`, JSON.stringify({ alone: alone.at(-1), engine: engine.at(-1), sklearn20: sk20.at(-1), sklearnSameEpochs: skSame.at(-1) }));
+        }
+      } finally {
+        await stopService(service);
       }
-      latencies.push(await latencyUnderTraining(service, 1));
-    } finally {
-      await stopService(service);
     }
-    const two = await startService(db.url, 2);
-    try {
-      latencies.push(await latencyUnderTraining(two, 2));
-    } finally {
-      await stopService(two);
+    for (const { workers, nice } of PARTS.has('latency') ? LATENCY_SETUPS : []) {
+      const service = await startService(db.url, workers, nice === 'default' ? undefined : nice);
+      try {
+        latencies.push(await latencyUnderTraining(service, workers, nice));
+        console.log('latency:', JSON.stringify(latencies.at(-1)));
+      } finally {
+        await stopService(service);
+      }
     }
   } finally {
     await db.drop();
   }
 
+  if (engine.length > 0) printThroughput(alone, engine, sk20, skSame);
+  printLatencies(latencies);
+  return { alone, engine, sklearn20: sk20, sklearnSameEpochs: skSame, latencies };
+}
+
+type SklearnRun = Awaited<ReturnType<typeof sklearnOnce>>;
+
+function printThroughput(alone: ReturnType<typeof brainAloneOnce>[], engine: EngineRun[], sk20: SklearnRun[], skSame: SklearnRun[]) {
   const rate = (runs: { samplesEpochsPerSecond: number }[]) => runs.map((r) => r.samplesEpochsPerSecond);
   const mse = (runs: { validationMse: number }[]) => runs.map((r) => r.validationMse);
   const row = (name: string, runs: { samplesEpochsPerSecond: number; validationMse: number }[], epochs: number) =>
@@ -283,14 +317,22 @@ export async function benchTrain() {
   console.log(`(2)/(1) throughput: median ${throughput.toFixed(2)}, best ${throughputBest.toFixed(2)}   (target >= 0.90)`);
   console.log(`(2)/(3) validation MSE: ${mseRatio.toFixed(2)} vs sklearn at ${EPOCHS} epochs, ${mseRatioSame.toFixed(2)} vs sklearn at ${skSame[0]!.epochs}   (target <= 1.1)`);
 
-  console.log(`\nGET /jobs.php latency (ms), ${SECONDS} s per window; rate = 200 req/s over 4 connections, closed = 32 connections`);
+}
+
+function printLatencies(latencies: Awaited<ReturnType<typeof latencyUnderTraining>>[]) {
+  if (latencies.length === 0) return;
+  const p99s = (runs: Latency[]) => runs.map((r) => r.p99);
+  console.log(`\nGET /jobs.php latency (ms): ${REPEATS} fixed-rate windows of ${SECONDS} s (200 req/s over 4 connections) and one closed-loop window (32 connections) each`);
   for (const l of latencies) {
-    const f = (x: Latency) => `p50 ${x.p50} p99 ${x.p99} (${x.rps} req/s, ${x.errors} errors)`;
-    console.log(`WORKERS=${l.workers}: idle rate ${f(l.idle.rate)} | training rate ${f(l.training.rate)} -> p99 x${(l.training.rate.p99 / l.idle.rate.p99).toFixed(2)}`);
-    console.log(`           idle closed ${f(l.idle.closed)} | training closed ${f(l.training.closed)} -> p99 x${(l.training.closed.p99 / l.idle.closed.p99).toFixed(2)}`);
-    console.log(`           jobs still training when the windows ended: ${l.stillTrainingAtEnd} (statuses ${l.statusesAtEnd.join(',')})   (target: p99 x <= 2)`);
+    const idle = median(p99s(l.idle.rate));
+    const busy = median(p99s(l.training.rate));
+    console.log(
+      `WORKERS=${l.workers} TRAINING_NICE=${l.nice}: rate p99 idle ${p99s(l.idle.rate).join('/')} (median ${idle}), training ${p99s(l.training.rate).join('/')} (median ${busy}) -> median x${(busy / idle).toFixed(2)}, best x${(Math.min(...p99s(l.training.rate)) / Math.min(...p99s(l.idle.rate))).toFixed(2)}   (target <= 2)`,
+    );
+    console.log(
+      `    rate req/s idle ${l.idle.rate.map((r) => r.rps).join('/')}, training ${l.training.rate.map((r) => r.rps).join('/')}; closed loop: idle ${l.idle.closed.rps} req/s p99 ${l.idle.closed.p99}, training ${l.training.closed.rps} req/s p99 ${l.training.closed.p99}; jobs still training at the end: ${l.stillTrainingAtEnd}`,
+    );
   }
-  return { alone, engine, sklearn20: sk20, sklearnSameEpochs: skSame, latencies };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -17,15 +17,22 @@ function isDatabaseDown(error: unknown): boolean {
  * (malformed JSON, unsupported content type, body too large) become application errors too: a legacy
  * client must never see a non-2xx reply for bad input.
  */
-export function toAppError(error: unknown, maxUploadMb: number): AppError | undefined {
+export function toAppError(error: unknown, maxUploadMb: number, contentType?: string): AppError | undefined {
   if (isAppError(error)) return error;
   const fe = error as Partial<FastifyError> & { code?: string };
   if (fe.code === 'FST_REQ_FILE_TOO_LARGE' || fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || fe.statusCode === 413) {
     return new AppError('upload_too_large', `Invalid upload: the request exceeds the maximum size of ${maxUploadMb} MB`);
   }
   if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return new AppError('invalid_parameter', `Unsupported content type '${String(fe.message).split(': ').pop()}'; send a form, multipart/form-data or JSON`);
+    // Fastify's message names no type: quote the request's own header.
+    return new AppError('invalid_parameter', `Unsupported content type '${(contentType ?? '').slice(0, 100)}'; send a form, multipart/form-data or JSON`);
   }
+  // busboy reports a multipart body without boundary, or cut short, as a plain Error (no code, no status).
+  if (/^Multipart: Boundary not found$|unexpected end of multipart data$/i.test(fe.message ?? '')) {
+    return new AppError('invalid_parameter', 'Invalid request: the multipart/form-data body is malformed or cut off');
+  }
+  // Postgres text cannot hold NUL; parseParams refuses it in parameters, this catches it inside JSON fields.
+  if (fe.code === '22021') return new AppError('invalid_parameter', 'Invalid request: text must not contain NUL characters');
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new AppError('invalid_parameter', `Invalid request: ${fe.message ?? 'malformed request'}`);
   }
@@ -35,7 +42,7 @@ export function toAppError(error: unknown, maxUploadMb: number): AppError | unde
 
 export function registerErrorHandling(app: FastifyInstance, options: { maxUploadMb: number }): void {
   app.setErrorHandler((error, request, reply) => {
-    const appError = toAppError(error, options.maxUploadMb);
+    const appError = toAppError(error, options.maxUploadMb, request.headers['content-type']);
     if (appError) {
       request.errorCode = appError.code;
       request.log.info({ code: appError.code, reason: appError.message }, 'request failed');

@@ -28,6 +28,10 @@ export function parseParams<S extends z.ZodType>(schema: S, params: Record<strin
   const present: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(params)) {
     if (value === null || (typeof value === 'string' && value.trim() === '')) continue;
+    // Postgres text cannot hold NUL: refuse it here, naming the parameter, instead of failing in SQL.
+    if ((Array.isArray(value) ? value : [value]).some((v) => typeof v === 'string' && v.includes('\u0000'))) {
+      throw Errors.invalidParameter(key, 'must not contain NUL characters');
+    }
     present[key] = value;
   }
   const result = schema.safeParse(present);
@@ -117,7 +121,7 @@ export const p = {
         if (typeof b !== 'string') return b;
         return b.split(',').map((s) => s.trim()).filter(Boolean).map((s) => (/^\d+$/.test(s) ? Number(s) : s));
       },
-      z.array(z.number({ error: 'must be a comma-separated list of ids' }).int().min(1)).min(1).max(1000),
+      z.array(z.number({ error: 'must be a comma-separated list of ids' }).int().min(1).max(2_147_483_647, { error: 'is too large' })).min(1).max(1000),
     ),
 };
 

@@ -89,6 +89,9 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): LlmProvide
           }
           if (chunk.usage) usage = usageOf(chunk.usage);
         }
+        // The SDK ends the iteration quietly when the signal aborts: a cut reply is not a complete one.
+        if (timer.aborted) throw new AppError('provider_error', `Language-model provider error: timeout, the reply was not complete within ${options.timeoutMs} ms`);
+        if (signal.aborted) throw new AppError('provider_error', 'Language-model provider error: the request was cancelled');
         return { text, usage: usage ?? { prompt: 0, completion: 0, total: 0 } };
       } catch (error) {
         if (text !== '' && !timer.aborted && !(error instanceof OpenAI.APIError)) {

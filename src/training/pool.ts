@@ -32,6 +32,12 @@ export interface TrainingPoolOptions {
   maxThreads?: number;
   /** Idle worker threads exit after this many ms (default 60 s); they are re-created on demand. */
   idleTimeoutMs?: number;
+  /**
+   * Added to each training thread's nice value (piscina `niceIncrement` through @napi-rs/nice; on Linux
+   * nice is per thread, so the event loop keeps its priority). Default 0; the server and worker pass
+   * TRAINING_NICE (config.ts). A niced thread still runs at full speed on an otherwise idle core.
+   */
+  niceIncrement?: number;
 }
 
 function resolveWorker(): { filename: string; execArgv?: string[] } {
@@ -54,6 +60,7 @@ export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingP
     minThreads: 0,
     maxThreads,
     idleTimeout: options.idleTimeoutMs ?? 60_000,
+    niceIncrement: options.niceIncrement ?? 0,
   });
 
   async function train(

@@ -19,9 +19,9 @@ export const recoveryOptions = (config: Pick<Config, 'jobStaleAfterMs' | 'jobRec
 export function createTrainingRunner(
   services: Services,
   database: DatabaseHandle,
-  options: Omit<RunnerOptions, 'concurrency'> & { threads: number; metrics?: Metrics },
+  options: Omit<RunnerOptions, 'concurrency'> & { threads: number; nice?: number; metrics?: Metrics },
 ): { runner: Runner; close(): Promise<void> } {
-  const pool = createTrainingPool({ maxThreads: options.threads });
+  const pool = createTrainingPool({ maxThreads: options.threads, niceIncrement: options.nice });
   const queue = createQueueRepository(database.db);
   const runner = createRunner(
     {

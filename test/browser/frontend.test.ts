@@ -49,14 +49,15 @@ describe.skipIf(!hasChromium)('legacy front end in headless Chromium, served fro
   let api: ServiceProcess;
   let browser: BrowserContext | undefined;
   const profile = mkdtempSync(path.join(os.tmpdir(), 'mtcs-chromium-'));
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'mtcs-browser-data-'));
   const email = `browser-${Date.now()}@front.example`;
   const password = 'Browser-Passw0rd';
 
   beforeAll(async () => {
     page = await servePage(PAGE);
     foreign = await servePage('<!doctype html><title>Another site</title>');
-    // Empty DATABASE_URL: the embedded PGlite in the process's own temporary DATA_DIR.
-    api = await startApi({ databaseUrl: '', env: { WORKERS: '1', CORS_ORIGINS: page.origin } });
+    // Empty DATABASE_URL: the embedded PGlite in a temporary DATA_DIR.
+    api = await startApi({ databaseUrl: '', env: { DATA_DIR: dataDir, WORKERS: '1', CORS_ORIGINS: page.origin } });
     await new Client(api.baseUrl).ok('POST', 'users', { name: 'Legacy', lastname: 'Browser', email, password, phonenumber: '600000000' });
     browser = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
@@ -71,6 +72,7 @@ describe.skipIf(!hasChromium)('legacy front end in headless Chromium, served fro
     await closeServer(page?.server);
     await closeServer(foreign?.server);
     rmSync(profile, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('logs in, subscribes, uploads a CSV, follows the training to 100 and renders the forecast', async () => {
@@ -99,9 +101,7 @@ describe.skipIf(!hasChromium)('legacy front end in headless Chromium, served fro
 
     // The rendered table is exactly the service's forecast of the three hidden months.
     const header = await tab.locator('#forecast thead th').allTextContents();
-    const cells = await tab.locator('#forecast tbody tr').evaluateAll((rows) =>
-      rows.map((row) => Array.from(row.querySelectorAll('td'), (td) => td.textContent ?? '')),
-    );
+    const cells = await Promise.all((await tab.locator('#forecast tbody tr').all()).map((row) => row.locator('td').allTextContents()));
     const reader = new Client(api.baseUrl);
     await reader.login(email, password);
     const jobId = Number(await tab.locator('#job').textContent());

@@ -35,7 +35,7 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     } catch (error) {
       lastError = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError instanceof Error ? ` (last error: ${lastError.message})` : ''}`);
     await sleep(everyMs);
   }
 }
@@ -173,6 +173,10 @@ export interface SpawnOptions {
 }
 
 const running = new Set<ServiceProcess>();
+// A test run that ends abruptly (timeout, crash) must not leave service processes behind.
+process.once('exit', () => {
+  for (const service of running) service.child.kill('SIGKILL');
+});
 
 /** The environment a test process gets: the service's own settings only, nothing of the runner's. */
 function serviceEnv(options: SpawnOptions, extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -198,9 +202,10 @@ function serviceEnv(options: SpawnOptions, extra: Record<string, string>): NodeJ
 
 function spawnService(kind: 'api' | 'worker', options: SpawnOptions, ready: RegExp, timeoutMs = 60_000): Promise<ServiceProcess> {
   const script = kind === 'api' ? 'src/server.ts' : 'src/worker.ts';
+  const env = serviceEnv(options, kind === 'worker' ? { WORKERS: '1' } : {});
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     cwd: ROOT,
-    env: serviceEnv(options, kind === 'worker' ? { WORKERS: '1' } : {}),
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -208,7 +213,13 @@ function spawnService(kind: 'api' | 'worker', options: SpawnOptions, ready: RegE
     output += chunk.toString();
     if (output.length > 200_000) output = output.slice(-100_000);
   };
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code, signal) => {
+      // A DATA_DIR of our own making goes with the process; one passed in `env` is the caller's to keep.
+      if (!options.env?.DATA_DIR) rmSync(env.DATA_DIR!, { recursive: true, force: true });
+      resolve(code ?? (signal ? -1 : null));
+    }),
+  );
   return new Promise<ServiceProcess>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -219,8 +230,8 @@ function spawnService(kind: 'api' | 'worker', options: SpawnOptions, ready: RegE
       const match = ready.exec(output);
       if (!match) return;
       clearTimeout(timer);
-      child.stdout!.off('data', onData);
-      child.stdout!.on('data', keep);
+      child.stdout.off('data', onData);
+      child.stdout.on('data', keep);
       const service: ServiceProcess = {
         kind,
         pid: child.pid!,
@@ -244,8 +255,8 @@ function spawnService(kind: 'api' | 'worker', options: SpawnOptions, ready: RegE
       running.add(service);
       resolve(service);
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', keep);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', keep);
     void exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`${kind} exited (${code}) before it was ready:\n${output.slice(-3000)}`));

@@ -109,6 +109,8 @@ describe('kill -9 of a worker process in the middle of a training', () => {
     expect(output).toEqual([{ count: '12' }]);
 
     // The dead run's status record is closed as Failed, the second run's as Finished; none stays open.
+    // (The runner closes its record and logs just after the job reads Finished.)
+    await waitFor('the finish log line', async () => ((await db.query(`select 1 from logs where procedure = 'training.finish' and text like $1`, [`Job ${jobId} finished %`])).length === 1 ? true : undefined));
     const records = await statRecords(jobId);
     expect(records.map((r) => [r.pid, r.status])).toEqual([
       [first.pid, 2],

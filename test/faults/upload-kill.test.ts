@@ -54,7 +54,7 @@ describe('kill -9 of the API server in the middle of an upload', () => {
       body,
       headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
       duplex: 'half',
-    } as RequestInit).then(
+    }).then(
       (res) => ({ answered: res.status }),
       (error: unknown) => ({ failed: String(error) }),
     );

@@ -148,28 +148,58 @@ const filterText = (world: FuzzWorld) =>
     fc.nat({ max: 300 }).map((n) => Array.from({ length: n }, (_, i) => `Id = ${i}`).join(' OR ')),
   );
 
-/** A plausible value for a parameter, chosen by its name, so handlers get past the first check. */
-function plausible(name: string, world: FuzzWorld): fc.Arbitrary<unknown> {
-  const n = name.toLowerCase();
-  if (n === 'tz') return fc.constantFrom(...TIME_ZONES.slice(0, 6));
-  if (n === 'email') return fc.oneof(fc.constantFrom(...world.emails), fc.constantFrom('fuzz@example.com', 'not-an-email', 'a@b'));
-  if (n === 'fields' || n === 'where' || n === 'filters') return filterText(world);
-  if (n.includes('date') || n === 'until') return fc.constantFrom(...DATES);
-  if (n === 'app' || n === 'app_name' || n === 'app_id') return fc.constantFrom('forecast', 'forecast', 'nope', 'Forecast');
-  if (n === 'data' || n === 'params') {
-    return fc.oneof(
+const WORDS = fc.constantFrom('fuzz', 'Hello there', 'Descripción ñ', 'x');
+const SMALL = fc.constantFrom(0, 1, 2, '0', '1', '2');
+
+/** Plausible values by parameter name, so handlers get past their first check; other names get SMALL or WORDS. */
+const BY_NAME: Record<string, (world: FuzzWorld) => fc.Arbitrary<unknown>> = {
+  tz: () => fc.constantFrom(...TIME_ZONES.slice(0, 6)),
+  email: (world) => fc.oneof(fc.constantFrom(...world.emails), fc.constantFrom('fuzz-new@example.com', 'not-an-email')),
+  password: () => fc.constantFrom('Fuzz-Passw0rd!x', 'short'),
+  new_password: () => fc.constant('Fuzz-Passw0rd!y'),
+  new_password_repeat: () => fc.constant('Fuzz-Passw0rd!y'),
+  phonenumber: () => fc.constant('600000000'),
+  phone: () => fc.constant('600000000'),
+  role: () => fc.constantFrom('admin', 'consumer', 0, 1, 2),
+  status: () => fc.constantFrom('subscribed', 'unsubscribed', 0, 1, 2, 3, 5, '1,2'),
+  status_filter: () => fc.constantFrom('0', '1,2', '0,1,2,3,4,5', '9'),
+  direction: () => fc.constantFrom('Up', 'Down'),
+  control: () => fc.constantFrom('auto', 'manual'),
+  app: () => fc.constantFrom('forecast', 'forecast', 'nope'),
+  app_name: () => fc.constantFrom('forecast', 'forecast', 'nope'),
+  app_id: () => fc.constantFrom('forecast', 'forecast', 'nope'),
+  params: () => fc.constantFrom('plan=premium', 'plan=basic', 'LayersRequested,LearningRate', '2,0.1', 'plan=nope'),
+  probability: () => fc.constantFrom(0, 0.5, 1, '0.25'),
+  max_tokens: () => fc.constantFrom(1, 16),
+  prompt: () => fc.constantFrom('Hello', '[{"role":"user","content":"hi"}]', '[{"role":"system"}]', '[]'),
+  provider_key: () => fc.constantFrom('sk-fuzz-0123456789abcdef0123456789', 'short'),
+  data: () =>
+    fc.oneof(
       nestedJson.map((v) => JSON.stringify(v)),
-      fc.constantFrom('{"CompanyName":"Fuzz SL"}', '{"Description":"fuzz","Temperature":0.5}', '{"Description":', '2,0.1'),
-    );
-  }
-  if (n === 'prompt') return fc.constantFrom('Hello', '[{"role":"user","content":"hi"}]', '[{"role":"system"}]', '[]', '[1,2]');
-  if (n === 'provider_key') return fc.constantFrom('sk-fuzz-0123456789abcdef0123456789', 'short');
-  if (n === 'status' || n === 'status_filter') return fc.constantFrom('0', '1', '2', '3', '5', '1,2', '9', '0,1,2,3,4,5', 'open');
-  if (n === 'user' || n === 'pid' || n === 'order_id' || n === 'direction' || n === 'type' || n === 'rate' || n === 'role' || n === 'limit') {
-    return fc.oneof(fc.integer({ min: -2, max: 5 }), idValue(world));
-  }
-  if (n === 'id' || n.endsWith('_id') || n.endsWith('id')) return idValue(world);
-  return fc.oneof(fc.integer({ min: -1, max: 3 }), safe(fc.string({ maxLength: 12 })), fc.constantFrom('0', '1', 'fuzz'));
+      fc.constantFrom('{"CompanyName":"Fuzz SL"}', '{"Description":"fuzz","Temperature":0.5}', '{"Description":"a\\u0000b"}', '{"Description":'),
+    ),
+  limit: () => fc.constantFrom(0, 1, 10),
+  pid: () => fc.constantFrom(1, 7, 12345),
+  PID: () => fc.constantFrom(1, 7, 12345),
+  host: () => fc.constantFrom('seed-host', 'fuzz-host'),
+  name: () => fc.constantFrom('seed', 'fuzz', 'Fuzz Name'),
+  advance: () => fc.constantFrom(0, 50, 100, 101),
+  period: () => fc.constantFrom(1, 7, 30),
+  estimate: () => fc.constantFrom('', 'sales'),
+  alter: () => fc.constantFrom(0, 1.5),
+  until: () => fc.constantFrom(...DATES),
+  sort: () => fc.constantFrom('asc', 'desc', 'Id', 'date'),
+};
+
+function plausible(name: string, world: FuzzWorld): fc.Arbitrary<unknown> {
+  // Parameter names such as `constructor` must not reach Object.prototype.
+  if (Object.hasOwn(BY_NAME, name)) return BY_NAME[name]!(world);
+  const n = name.toLowerCase();
+  if (n === 'fields' || n === 'where' || n === 'filters') return filterText(world);
+  if (n.includes('date')) return fc.constantFrom(...DATES);
+  if (n === 'id' || n === 'user' || n.endsWith('_id')) return idValue(world);
+  if (['text', 'message', 'description', 'lastname', 'search', 'new_text', 'hash', 'query', 'procedure', 'caller', 'token', 'current_password'].includes(n)) return WORDS;
+  return SMALL;
 }
 
 export const paramValue = (name: string, world: FuzzWorld): fc.Arbitrary<unknown> =>
@@ -216,6 +246,8 @@ export interface FuzzRequest {
   cut: { at: number; contentLength: 'cut' | 'full' | 'absent' };
   /** A seed for byte-level garbage bodies. */
   garbage: Uint8Array;
+  /** `text/event-stream` asks /aichat.php to stream. */
+  accept: string | undefined;
 }
 
 const garbageToken = fc.oneof(
@@ -226,11 +258,11 @@ const garbageToken = fc.oneof(
 );
 
 export const sessionSpec: fc.Arbitrary<SessionSpec> = fc.oneof(
-  { arbitrary: fc.record({ where: fc.constantFrom('param', 'query', 'cookie', 'bearer', 'twice') as fc.Arbitrary<SessionSpec['where']>, token: fc.constant('valid' as const) }), weight: 7 },
+  { arbitrary: fc.record({ where: fc.constantFrom('param', 'query', 'cookie', 'bearer', 'twice'), token: fc.constant('valid' as const) }), weight: 7 },
   { arbitrary: fc.constant<SessionSpec>({ where: 'none', token: 'valid' }), weight: 1 },
   {
     arbitrary: fc.record({
-      where: fc.constantFrom('param', 'query', 'cookie', 'bearer') as fc.Arbitrary<SessionSpec['where']>,
+      where: fc.constantFrom('param', 'query', 'cookie', 'bearer'),
       token: garbageToken.map((garbage) => ({ garbage })),
     }),
     weight: 2,
@@ -238,7 +270,7 @@ export const sessionSpec: fc.Arbitrary<SessionSpec> = fc.oneof(
 );
 
 const csvContent = fc.oneof(
-  fc.constant('year,month,day,sales\n2021,1,1,10\n2021,1,2,20\n2021,1,3,\n'),
+  { arbitrary: fc.constant('year,month,day,sales\n2021,1,1,10\n2021,1,2,20\n2021,1,3,\n'), weight: 4 },
   fc.constant('a,b\n"unterminated,1\n'),
   fc.constant('\uFEFFdate;value\n2021-01-01;1\n'),
   fc.constant(',,,\n,,,\n'),
@@ -250,38 +282,62 @@ const csvContent = fc.oneof(
 );
 
 const fileArb = fc.record({
-  field: fc.constantFrom('Servicefile', 'servicefile', 'Servicefile1', 'Servicefile[]', 'file', 'session'),
-  filename: fc.constantFrom('data.csv', '../../etc/passwd', 'a\u202Ecsv.exe', '', 'x'.repeat(300)),
+  field: fc.oneof({ arbitrary: fc.constant('Servicefile'), weight: 3 }, fc.constantFrom('servicefile', 'Servicefile1', 'Servicefile[]', 'file', 'session')),
+  filename: fc.oneof({ arbitrary: fc.constant('data.csv'), weight: 3 }, fc.constantFrom('../../etc/passwd', 'a\u202Ecsv.exe', '', 'x'.repeat(300))),
   content: csvContent,
 });
 
-export function fuzzRequest(routeParams: string[], method: string, world: FuzzWorld): fc.Arbitrary<FuzzRequest> {
-  const names = [...new Set(routeParams)];
+/** The route as the fuzzer sees it: its documented parameters, and whether it reads a file upload. */
+export interface RouteShape {
+  method: string;
+  params: string[];
+  upload: boolean;
+}
+
+/**
+ * A request to one route. A third of the runs keep every parameter plausible and a third spoil exactly
+ * one, so handlers are reached past their first check; the rest spoil each parameter independently.
+ */
+export function fuzzRequest(route: RouteShape, world: FuzzWorld): fc.Arbitrary<FuzzRequest> {
+  const names = [...new Set(route.params)];
   const extraName = fc.oneof(
     fc.constantFrom('__proto__', 'constructor', 'a[]', 'session[]', 'tz[]', 'job_id[]', 'user_id', 'role', 'is_enabled', 'password_hash', 'x'),
     safe(fc.string({ minLength: 1, maxLength: 10 })),
   );
-  const entry = (name: string) => paramValue(name, world).map((value): [string, unknown] => [name, value]);
+  const entry = (name: string, mode: 'plausible' | 'any') =>
+    (mode === 'plausible' ? plausible(name, world) : paramValue(name, world)).map((value): [string, unknown] => [name, value]);
   const chosen = names.length > 0 ? fc.subarray(names) : fc.constant<string[]>([]);
-  const params = fc
+  const hostileParams = fc
     .tuple(
       // Most runs carry most parameters (so handlers get deep); some drop several (missing parameters).
       fc.oneof({ arbitrary: fc.constant(names), weight: 2 }, { arbitrary: chosen, weight: 1 }),
       fc.array(extraName, { maxLength: 2 }),
       fc.array(fc.constantFrom(...(names.length > 0 ? names : ['x'])), { maxLength: 2 }),
     )
-    .chain(([picked, extra, duplicated]) => fc.tuple(...[...picked, ...extra, ...duplicated].map(entry)));
+    .chain(([picked, extra, duplicated]) => fc.tuple(...[...picked, ...extra, ...duplicated].map((name) => entry(name, 'any'))));
+  const plausibleParams = fc.tuple(...names.map((name) => entry(name, 'plausible')));
+  const oneSpoiled =
+    names.length === 0
+      ? plausibleParams
+      : fc
+          .tuple(plausibleParams, fc.nat({ max: names.length - 1 }), fc.oneof(hostileString, wrongType))
+          .map(([params, index, bad]) => params.map(([name, value], i): [string, unknown] => [name, i === index ? bad : value]));
+  const params = fc.oneof(plausibleParams, oneSpoiled, hostileParams);
+
   const bodyEncodings: Encoding[] = ['form', 'json', 'json-duplicate-keys', 'multipart', 'multipart-cut', 'text/plain', 'application/xml', 'application/octet-stream', 'malformed-json', 'odd-content-type', 'no-body'];
   const encoding: fc.Arbitrary<Encoding> =
-    method === 'GET'
+    route.method === 'GET'
       ? fc.constant('query')
-      : fc.oneof({ arbitrary: fc.constantFrom<Encoding>('query', 'form', 'json', 'multipart'), weight: 3 }, { arbitrary: fc.constantFrom(...bodyEncodings), weight: 2 });
+      : route.upload
+        ? fc.oneof({ arbitrary: fc.constantFrom<Encoding>('multipart', 'multipart-cut'), weight: 4 }, { arbitrary: fc.constantFrom(...bodyEncodings), weight: 1 })
+        : fc.oneof({ arbitrary: fc.constantFrom<Encoding>('query', 'form', 'json', 'multipart'), weight: 3 }, { arbitrary: fc.constantFrom(...bodyEncodings), weight: 2 });
   return fc.record({
     params,
     session: sessionSpec,
     encoding,
-    files: method === 'GET' ? fc.constant([]) : fc.array(fileArb, { maxLength: 2 }),
-    cut: fc.record({ at: fc.double({ min: 0, max: 1, noNaN: true }), contentLength: fc.constantFrom('cut', 'full', 'absent') as fc.Arbitrary<'cut' | 'full' | 'absent'> }),
+    files: route.method === 'GET' ? fc.constant([]) : fc.array(fileArb, { minLength: route.upload ? 1 : 0, maxLength: 2 }),
+    cut: fc.record({ at: fc.double({ min: 0, max: 1, noNaN: true }), contentLength: fc.constantFrom<'cut' | 'full' | 'absent'>('cut', 'full', 'absent') }),
     garbage: fc.uint8Array({ maxLength: 64 }),
+    accept: fc.oneof({ arbitrary: fc.constant(undefined), weight: 3 }, fc.constantFrom('text/event-stream', 'application/xml', '*/*')),
   });
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { unlink } from 'node:fs/promises';
+import { statfs, unlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -61,6 +61,7 @@ export async function receiveUpload<S extends z.ZodType>(
         first = part;
         break;
       }
+      await ensureSpoolRoom(part, services.data.uploadLimitBytes);
       const file = path.join(os.tmpdir(), `mtcs-upload-${randomBytes(8).toString('hex')}.csv`);
       spooled.push({ label: part.filename || part.fieldname, file, truncated: false });
       await pipeline(part.file, createWriteStream(file));
@@ -102,6 +103,21 @@ export async function receiveUpload<S extends z.ZodType>(
   } finally {
     await Promise.all(spooled.map((s) => unlink(s.file).catch(() => undefined)));
   }
+}
+
+/**
+ * A spooled file may grow to the upload limit: refuse it up front when the temporary directory's disk
+ * has less free space than that, rather than fill the disk and fail halfway.
+ */
+async function ensureSpoolRoom(part: MultipartFile, limitBytes: number): Promise<void> {
+  const disk = await statfs(os.tmpdir());
+  const free = disk.bavail * disk.bsize;
+  if (free >= limitBytes) return;
+  part.file.resume();
+  // The caller is not authenticated yet: name the public limit, not the server's free space.
+  throw Errors.unavailable(
+    `not enough free disk space to receive an upload of up to ${Math.round(limitBytes / 1024 / 1024)} MB; try again later, or send session and job_id before Servicefile so the file streams straight to the database`,
+  );
 }
 
 /** Comma-separated text, or a JSON array of strings. */

@@ -19,5 +19,7 @@ export function wireDateToInstant(text: string, tz: string, parameter: string, b
   const format = unit === 'days' ? 'yyyy-MM-dd' : unit === 'minutes' ? 'yyyy-MM-dd HH:mm' : 'yyyy-MM-dd HH:mm:ss';
   const parsed = DateTime.fromFormat(text, format, { zone: tz });
   if (!parsed.isValid) throw Errors.invalidParameter(parameter, `'${text}' is not a valid date`);
+  // The database driver's ISO text is readable only for years 1 to 9999 once shifted to UTC.
+  if (parsed.year < 2 || parsed.year > 9998) throw Errors.invalidParameter(parameter, 'must be a date between the years 0002 and 9998');
   return (bound === 'to' ? parsed.plus({ [unit]: 1 }) : parsed).toJSDate();
 }

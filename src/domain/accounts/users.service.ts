@@ -85,8 +85,12 @@ export function createUsersService(deps: {
         return { id: existing.id, created: false };
       }
       const id = await users.insert({ email, name: 'Administrator', lastname: '', phone: '', role: 'admin', password_hash: passwordHash });
-      if (id === undefined) throw Errors.conflict(`A user with e-mail ${email} already exists`);
-      return { id, created: true };
+      if (id !== undefined) return { id, created: true };
+      // Another process created it at the same moment (API replicas starting together): update that one.
+      const raced = await users.findByEmail(email);
+      if (!raced) throw Errors.conflict(`A user with e-mail ${email} already exists`);
+      await users.update(raced.id, { role: 'admin', is_enabled: true, password_hash: passwordHash });
+      return { id: raced.id, created: false };
     },
 
     async setPassword(userId: number, password: string): Promise<void> {

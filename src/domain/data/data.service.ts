@@ -114,6 +114,9 @@ export function createDataService({ repository, maxUploadBytes, onQueued }: Data
     });
 
   return {
+    /** MAX_UPLOAD_MB in bytes: the most one upload may take, also on the spool disk. */
+    uploadLimitBytes: maxUploadBytes,
+
     /**
      * Stores one upload (one or more files with the same header) as the job's input, replacing the
      * previous input, in one transaction: a rejected or cut upload leaves nothing behind.
@@ -142,7 +145,8 @@ export function createDataService({ repository, maxUploadBytes, onQueued }: Data
           try {
             await tx.copyRows(target.id, target.header.length, csv.delimiter, csv.lines);
           } catch (error) {
-            throw asUploadError(error, file.label);
+            // A file cut at the size limit ends mid-line: report the limit, not the broken last line.
+            if (!file.truncated?.()) throw asUploadError(error, file.label);
           }
           if (file.truncated?.()) throw new AppError('upload_too_large', `Invalid upload: '${file.label}' exceeds the maximum upload size of ${Math.round(maxUploadBytes / 1024 / 1024)} MB`);
         }

@@ -18,6 +18,8 @@ function wallClock(name: string, text: string, tz: string): { start: DateTime; u
   if (!format) throw Errors.invalidParameter(name, "must be a date as 'YYYY-MM-DD HH:MM:SS'");
   const start = DateTime.fromFormat(text, format[1], { zone: tz });
   if (!start.isValid) throw Errors.invalidParameter(name, `'${text}' is not a valid calendar date and time`);
+  // The database driver's ISO text is readable only for years 1 to 9999 once shifted to UTC.
+  if (start.year < 2 || start.year > 9998) throw Errors.invalidParameter(name, 'must be a date between the years 0002 and 9998');
   return { start, unit: format[2] };
 }
 
