@@ -15,6 +15,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import pg from 'pg';
 import { Client, CURRENT, OLDER, TZ, jobRecord, newJob, seriesCsv, sleep, startApi, upload, waitFor, type ServiceProcess } from '../../test/faults/support.js';
 import { freshDatabase, startTarget, stop } from '../support.js';
 import { cpuMeter, machineBusyBefore, type CpuUse } from './cpu.js';
@@ -48,16 +49,17 @@ interface PhaseResult {
   seconds: number;
   rps: number;
   requests: number;
+  mean: number;
   p50: number;
   p90: number;
   p99: number;
   max: number;
   errors: { transport: number; non2xx: number; envelope: number; samples: string[] };
   cpu: CpuUse;
-  /** Jobs training during the phase, sampled every second: fewest and mean. */
-  training: { min: number; mean: number };
+  /** Sampled every second during the phase (see keepTraining). */
+  samples: ReturnType<ReturnType<typeof keepTraining>['since']>;
   /** Server-side time by resource (the service's own histogram): requests and share over 50 ms. */
-  server?: Record<string, { requests: number; over50ms: number }>;
+  server?: Record<string, { requests: number; over50ms: number; meanMs: number }>;
 }
 
 // ---------- setup ----------
@@ -86,24 +88,39 @@ async function untilStatus(client: Client, jobId: number, statuses: string[], ti
   }, timeoutMs, 250);
 }
 
+interface Sample {
+  training: number;
+  /** The API's event-loop delay over the last second (prom-client resets it at each scrape). */
+  loopP99: number;
+  loopMax: number;
+  /** Round trip of `select 1` from here to the same Postgres: how long a query waits for a core. */
+  dbMs: number;
+}
+
 /**
- * Keeps TRAINING_JOBS jobs training (one more waiting in the queue) for as long as it runs: a single
- * job of the engine's default budget trains in 10-20 s here, far shorter than the phases. Each job
- * asks for the deepest network (LayersRequested 5) through its own App record. Samples how many jobs
- * train every second, so each phase can report it.
+ * Samples the service every second (jobs training, event-loop delay, a database round trip) and keeps
+ * TRAINING_JOBS jobs training with one more queued: a 6,000-row job of the engine's default budget
+ * trains in 8-20 s here, far shorter than the phases. Each asks for the deepest network
+ * (LayersRequested 5) through its own App record.
  */
-function keepTraining(api: ServiceProcess, owners: Client[], current: Map<number, number>) {
-  const samples: number[] = [];
+function keepTraining(api: ServiceProcess, databaseUrl: string, owners: Client[], current: Map<number, number>) {
+  const samples: Sample[] = [];
   const jobs: { client: Client; jobId: number }[] = [];
+  let training = TRAINING_JOBS > 0;
   let stopped = false;
   let created = 0;
   let failure: Error | undefined;
+  const probe = new pg.Client({ connectionString: databaseUrl });
   const loop = (async () => {
-    while (!stopped && TRAINING_JOBS > 0) {
+    await probe.connect();
+    while (!stopped) {
       const metrics = await scrape(api);
+      const t0 = performance.now();
+      await probe.query('select 1');
+      const dbMs = performance.now() - t0;
       const running = jobsIn(metrics, 2);
-      samples.push(running);
-      if (running + jobsIn(metrics, 1) < TRAINING_JOBS + 1) {
+      samples.push({ training: running, loopP99: gauge(metrics, 'nodejs_eventloop_lag_p99_seconds') * 1000, loopMax: gauge(metrics, 'nodejs_eventloop_lag_max_seconds') * 1000, dbMs });
+      if (training && running + jobsIn(metrics, 1) < TRAINING_JOBS + 1) {
         const owner = created++ % owners.length;
         const client = owners[owner]!;
         const jobId = await newJob(client);
@@ -111,28 +128,37 @@ function keepTraining(api: ServiceProcess, owners: Client[], current: Map<number
         await stored(client, jobId, seriesCsv(TRAINING_ROWS, 0, 100 + created));
         current.set(owner, jobId);
         jobs.push({ client, jobId });
-        continue;
       }
       await sleep(1000);
     }
-  })().catch((error: unknown) => void (failure = error instanceof Error ? error : new Error(String(error))));
+  })()
+    .catch((error: unknown) => void (failure = error instanceof Error ? error : new Error(String(error))))
+    .finally(() => probe.end().catch(() => undefined));
   return {
     created: () => created,
     mark: () => samples.length,
-    /** Fewest and mean jobs training between a mark and now. */
+    /** What the samples since a mark say: jobs training (fewest, mean), event-loop delay, database round trip. */
     since(mark: number) {
       const window = samples.slice(mark);
-      if (window.length === 0) return { min: 0, mean: 0 };
-      return { min: Math.min(...window), mean: window.reduce((a, b) => a + b, 0) / window.length };
+      const most = (f: (s: Sample) => number) => Math.max(0, ...window.map(f));
+      const dbMs = window.map((s) => s.dbMs).sort((a, b) => a - b);
+      return {
+        trainingMin: window.length ? Math.min(...window.map((s) => s.training)) : 0,
+        trainingMean: window.length ? window.reduce((a, s) => a + s.training, 0) / window.length : 0,
+        loopP99Max: most((s) => s.loopP99),
+        loopMax: most((s) => s.loopMax),
+        dbMsMedian: dbMs[Math.floor(dbMs.length / 2)] ?? 0,
+        dbMsMax: dbMs.at(-1) ?? 0,
+      };
     },
     async stop() {
       stopped = true;
       await loop;
       if (failure) throw failure;
     },
-    /** Stops, aborts what still trains or waits, and waits until nothing trains. */
+    /** Stops creating jobs, aborts those still queued or training, and waits until nothing trains. */
     async stopTraining() {
-      await this.stop();
+      training = false;
       // Finished jobs refuse the abort: that is fine, only the pending and running ones matter.
       await Promise.all(jobs.map((j) => j.client.call('POST', 'job_aborts', { job_id: j.jobId })));
       await waitFor('no job training', async () => (jobsIn(await scrape(api), 2) === 0 ? true : undefined), 30_000, 250);
@@ -140,7 +166,7 @@ function keepTraining(api: ServiceProcess, owners: Client[], current: Map<number
   };
 }
 
-async function setUp(api: ServiceProcess) {
+async function setUp(api: ServiceProcess, databaseUrl: string) {
   const started = Date.now();
   const accounts = await Promise.all(Array.from({ length: ACCOUNTS }, (_, n) => newAccount(api.baseUrl, n)));
   // One small finished job per account, whose forecast rows the front ends read.
@@ -170,7 +196,7 @@ async function setUp(api: ServiceProcess) {
 
   // The training jobs' owners' front ends poll the progress of their newest training job.
   const training = new Map<number, number>();
-  const keeper = keepTraining(api, accounts.slice(0, Math.max(1, TRAINING_JOBS)).map((a) => a.client), training);
+  const keeper = keepTraining(api, databaseUrl, accounts.slice(0, Math.max(1, TRAINING_JOBS)).map((a) => a.client), training);
   if (TRAINING_JOBS > 0) await waitFor(`${TRAINING_JOBS} jobs training`, async () => (jobsIn(await scrape(api), 2) >= TRAINING_JOBS ? true : undefined), 120_000, 250);
   const progressJob = (fe: FrontEnd) => training.get(fe.account) ?? fe.finishedJob;
   return {
@@ -188,20 +214,25 @@ async function scrape(api: ServiceProcess): Promise<string> {
   return (await fetch(`${api.baseUrl}/metrics`)).text();
 }
 
+function gauge(metrics: string, name: string): number {
+  return Number(new RegExp(`^${name} ([\\d.e+-]+)`, 'm').exec(metrics)?.[1] ?? 0);
+}
+
 /** Jobs in one status, from the service's gauge (refreshed from the database at each scrape). */
 function jobsIn(metrics: string, status: number): number {
   return Number(new RegExp(`^mtcs_jobs\\{status="${status}"\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? 0);
 }
 
-/** Cumulative request counts per resource: total and at or under 50 ms, from the latency histogram. */
-function serverBuckets(metrics: string): Map<string, { total: number; fast: number }> {
-  const out = new Map<string, { total: number; fast: number }>();
-  for (const match of metrics.matchAll(/^mtcs_http_request_duration_seconds_bucket\{([^}]*)\} (\d+)/gm)) {
-    const labels = Object.fromEntries([...match[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+/** Cumulative per resource, from the latency histogram: requests, those at or under 50 ms, seconds in all. */
+function serverBuckets(metrics: string): Map<string, { total: number; fast: number; seconds: number }> {
+  const out = new Map<string, { total: number; fast: number; seconds: number }>();
+  for (const match of metrics.matchAll(/^mtcs_http_request_duration_seconds_(bucket|sum)\{([^}]*)\} ([\d.e+-]+)/gm)) {
+    const labels = Object.fromEntries([...match[2]!.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
     if (labels.method !== 'GET' || labels.version !== CURRENT.slice(5)) continue;
-    const entry = out.get(labels.resource!) ?? { total: 0, fast: 0 };
-    if (labels.le === '+Inf') entry.total = Number(match[2]);
-    if (labels.le === '0.05') entry.fast = Number(match[2]);
+    const entry = out.get(labels.resource!) ?? { total: 0, fast: 0, seconds: 0 };
+    if (match[1] === 'sum') entry.seconds = Number(match[3]);
+    else if (labels.le === '+Inf') entry.total = Number(match[3]);
+    else if (labels.le === '0.05') entry.fast = Number(match[3]);
     out.set(labels.resource!, entry);
   }
   return out;
@@ -248,7 +279,10 @@ async function phase(
     url: target.url,
     connections: CLIENTS,
     duration: target.seconds,
-    ...(target.rate ? { connectionRate: target.rate } : {}),
+    // autocannon 9 corrects paced latencies with an expected interval of ceil(1/rate) ms, i.e. 1 ms,
+    // which fills the histogram with made-up short values (p50 came out below the server's own mean);
+    // so raw response times, and a missed pace shows as req/s under the offered rate.
+    ...(target.rate ? { connectionRate: target.rate, ignoreCoordinatedOmission: true } : {}),
     ...(target.requests ? { requests: target.requests(errors) } : {}),
   });
   const cpu = meter();
@@ -260,9 +294,9 @@ async function phase(
     const start = serverBuckets(before);
     server = {};
     for (const [resource, end] of serverBuckets(after)) {
-      const s = start.get(resource) ?? { total: 0, fast: 0 };
+      const s = start.get(resource) ?? { total: 0, fast: 0, seconds: 0 };
       const requests = end.total - s.total;
-      if (requests > 0) server[resource] = { requests, over50ms: (requests - (end.fast - s.fast)) / requests };
+      if (requests > 0) server[resource] = { requests, over50ms: (requests - (end.fast - s.fast)) / requests, meanMs: ((end.seconds - s.seconds) / requests) * 1000 };
     }
   }
   return {
@@ -270,25 +304,28 @@ async function phase(
     seconds: result.duration,
     rps: result.requests.average,
     requests: result.requests.total,
+    mean: result.latency.mean,
     p50: result.latency.p50,
     p90: result.latency.p90,
     p99: result.latency.p99,
     max: result.latency.max,
     errors,
     cpu,
-    training: keeper.since(mark),
+    samples: keeper.since(mark),
     server,
   };
 }
 
 function report(results: PhaseResult[], setup: Awaited<ReturnType<typeof setUp>>, busyBefore: number) {
   const line = (r: PhaseResult) =>
-    `${r.name.padEnd(44)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p90 ${String(r.p90).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms  max ${String(r.max).padStart(5)} ms  ` +
+    `${r.name.padEnd(44)} ${r.rps.toFixed(0).padStart(7)} req/s  mean ${r.mean.toFixed(0).padStart(4)} ms  p50 ${String(r.p50).padStart(4)} ms  p90 ${String(r.p90).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms  max ${String(r.max).padStart(5)} ms  ` +
     `errors ${r.errors.transport + r.errors.non2xx + r.errors.envelope} (transport ${r.errors.transport}, non-2xx ${r.errors.non2xx}, envelope ${r.errors.envelope})`;
   const cpu = (r: PhaseResult) =>
     `   cpu % of one core (${r.cpu.cores} cores): machine ${r.cpu.machine}, api event loop ${r.cpu.apiEventLoop}, api other threads (training) ${r.cpu.apiOtherThreads}, ` +
     `postgres ${r.cpu.postgres}, generator ${r.cpu.generator}, everything else ${r.cpu.machine - r.cpu.apiEventLoop - r.cpu.apiOtherThreads - r.cpu.postgres - r.cpu.generator}; ` +
-    `jobs training: min ${r.training.min}, mean ${r.training.mean.toFixed(1)}`;
+    `jobs training: min ${r.samples.trainingMin}, mean ${r.samples.trainingMean.toFixed(1)}\n` +
+    `   api event-loop delay: worst 1-s p99 ${r.samples.loopP99Max.toFixed(0)} ms, max ${r.samples.loopMax.toFixed(0)} ms; ` +
+    `database round trip (select 1): median ${r.samples.dbMsMedian.toFixed(1)} ms, max ${r.samples.dbMsMax.toFixed(1)} ms`;
   console.log(`\nLoad: ${CLIENTS} front ends (${ACCOUNTS} accounts), loop = subscriptions, jobs, jobs_progress, data output=1`);
   const busy = `machine busy before the run: ${(busyBefore * 100).toFixed(0)} % of one core`;
   console.log(busyBefore > 0.2 ? `${busy}: other work shares the cores, figures are not representative of an idle machine` : busy);
@@ -300,7 +337,7 @@ function report(results: PhaseResult[], setup: Awaited<ReturnType<typeof setUp>>
     console.log(line(r));
     console.log(cpu(r));
     for (const [resource, s] of Object.entries(r.server ?? {})) {
-      console.log(`   server-side ${resource.padEnd(16)} ${String(s.requests).padStart(7)} requests, ${(s.over50ms * 100).toFixed(2)} % over 50 ms`);
+      console.log(`   server-side ${resource.padEnd(16)} ${String(s.requests).padStart(7)} requests, mean ${s.meanMs.toFixed(1)} ms, ${(s.over50ms * 100).toFixed(2)} % over 50 ms`);
     }
     for (const sample of r.errors.samples) console.log(`   error sample: ${sample}`);
   }
@@ -320,7 +357,7 @@ export async function benchLoad() {
   let api: ServiceProcess | undefined;
   try {
     api = await startApi({ databaseUrl: db.url, env: { WORKERS: '2', DATA_DIR: dataDir } });
-    const setup = await setUp(api);
+    const setup = await setUp(api, db.url);
     const { keeper } = setup;
     try {
       const frontEnds = { url: api.baseUrl, requests: (errors: PhaseResult['errors']) => frontEndRequests(setup.frontEnds, setup.progressJob, errors) };

@@ -31,8 +31,8 @@ export function toAppError(error: unknown, maxUploadMb: number, contentType?: st
   if (/^Multipart: Boundary not found$|unexpected end of multipart data$/i.test(fe.message ?? '')) {
     return new AppError('invalid_parameter', 'Invalid request: the multipart/form-data body is malformed or cut off');
   }
-  // Postgres text cannot hold NUL; parseParams refuses it in parameters, this catches it inside JSON fields.
-  if (fe.code === '22021') return new AppError('invalid_parameter', 'Invalid request: text must not contain NUL characters');
+  // Postgres text and jsonb cannot hold NUL; parseParams refuses it in parameters, this catches it inside JSON fields.
+  if (fe.code === '22021' || fe.code === '22P05') return new AppError('invalid_parameter', 'Invalid request: text must not contain NUL characters');
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new AppError('invalid_parameter', `Invalid request: ${fe.message ?? 'malformed request'}`);
   }

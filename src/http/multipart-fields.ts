@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { finished } from 'node:stream/promises';
 
 /**
  * For routes that take no file, a multipart body is just a form: its fields become the body so the
@@ -10,7 +11,8 @@ export async function multipartFieldsAsBody(request: FastifyRequest): Promise<vo
   for await (const part of request.parts()) {
     if (part.type === 'file') {
       part.file.resume();
-      await new Promise<void>((resolve) => part.file.once('end', resolve));
+      // finished() also settles when the body is cut inside the file (an error, no 'end'): no hang.
+      await finished(part.file);
       continue;
     }
     const value: unknown = part.value;

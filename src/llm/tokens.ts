@@ -43,7 +43,8 @@ export function createTokenCounter(model: string): TokenCounter {
   const count = async (text: string) => {
     if (text === '') return 0;
     // Special-token text typed by a user is counted as plain text, never rejected.
-    return (await loadEncoding(encoding)).encode(text, { disallowedSpecial: new Set() }).length;
+    // countTokens, not encode().length: encode spreads one long word's tokens into push() and overflows the stack.
+    return (await loadEncoding(encoding)).countTokens(text, { disallowedSpecial: new Set() });
   };
   return {
     encoding,

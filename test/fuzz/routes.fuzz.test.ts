@@ -16,6 +16,8 @@ import { LEAK_PATTERN, fuzzRequest, type FuzzRequest, type FuzzWorld, type Route
  */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 20);
 const SEED = Number(process.env.FUZZ_SEED ?? 20_220_301);
+/** A request without a reply by then hangs: a failure in itself. */
+const REPLY_LIMIT_MS = 10_000;
 const TZ = 'Europe/Madrid';
 /** The SECRET_KEY createTestContext gives the services (test/support/helper.ts). */
 const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdef0123456789';
@@ -346,7 +348,7 @@ function toInject(route: FuzzRoute, req: FuzzRequest, token: string): InjectOpti
 
 function describeRequest(options: InjectOptions): string {
   const payload = options.payload === undefined ? '' : Buffer.isBuffer(options.payload) ? options.payload.toString('latin1') : typeof options.payload === 'string' ? options.payload : JSON.stringify(options.payload);
-  return `${String(options.method)} ${typeof options.url === 'string' ? options.url.slice(0, 300) : ''} ${JSON.stringify(options.headers)} ${payload.slice(0, 300)}`;
+  return `${String(options.method)} ${typeof options.url === 'string' ? options.url.slice(0, 300) : ''} ${JSON.stringify(options.headers)} ${payload.slice(0, 1500)}`;
 }
 
 /**
@@ -387,10 +389,12 @@ function checkReply(res: LightMyRequestResponse, leaks: string[]): void {
 
 /** With FUZZ_STATS=1, how deep the runs got: per route, successes and the most frequent error messages. */
 const stats = new Map<string, Map<string, number>>();
+let slowest = 0;
 function tally(route: FuzzRoute, res: LightMyRequestResponse) {
   if (!process.env.FUZZ_STATS) return;
   let outcome = 'non-JSON';
-  try {
+  if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) outcome = 'streamed';
+  else try {
     const envelope = JSON.parse(res.body) as { status: number; data: unknown };
     outcome = Number(envelope.status) === 0 ? 'OK' : String(envelope.data).replace(/\d+/g, 'N').slice(0, 70);
   } catch {
@@ -403,7 +407,8 @@ function tally(route: FuzzRoute, res: LightMyRequestResponse) {
 }
 afterAll(() => {
   for (const [route, counts] of stats) {
-    const top = [...counts].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([what, n]) => `${n}x ${what}`);
+    if (route === [...stats.keys()][0]) console.log(`slowest reply: ${slowest} ms`);
+    const top = [...counts].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([what, n]) => `${n}x ${what}`);
     console.log(`${route}: ${top.join(' | ')}`);
   }
 });
@@ -445,7 +450,15 @@ describe('route fuzzing', () => {
       fc.asyncProperty(fuzzRequest(route, world), async (req) => {
         const options = toInject(route, req, fuzzerToken);
         const logged = ctx.logLines.length;
-        const res = await ctx.app.inject(options);
+        const started = Date.now();
+        let timer: NodeJS.Timeout | undefined;
+        const res = await Promise.race([
+          ctx.app.inject(options),
+          new Promise<never>((_resolve, reject) => {
+            timer = setTimeout(() => reject(new Error(`no reply within ${REPLY_LIMIT_MS} ms\n  request: ${describeRequest(options)}`)), REPLY_LIMIT_MS);
+          }),
+        ]).finally(() => clearTimeout(timer));
+        slowest = Math.max(slowest, Date.now() - started);
         try {
           checkReply(res, secrets);
         } catch (error) {
@@ -458,7 +471,7 @@ describe('route fuzzing', () => {
       { numRuns: RUNS, seed: routeSeed(route), endOnFailure: true },
     );
     await expectVictimsUnchanged(`${route.method} ${route.url}`);
-  });
+  }, 60_000 + RUNS * REPLY_LIMIT_MS);
 
   it("leaves the other users' sessions working", async () => {
     await expectVictimsUnchanged('the whole run');
@@ -486,6 +499,15 @@ describe('regressions found by the fuzzer', () => {
     expect(cut).toEqual({ status: 1, data: 'Invalid request: the multipart/form-data body is malformed or cut off' });
   });
 
+  it('answers a multipart form cut inside a stray file part (was no reply at all)', async () => {
+    const body = multipart({ tz: TZ, description: 'stray file' }, [{ field: 'Servicefile', filename: 'data.csv', content: 'a,b\n'.repeat(1000) }]);
+    const cut = body.payload.subarray(0, body.payload.length - 500);
+    const reply = ctx.app.inject({ method: 'POST', url: `${CURRENT}/trainings.php`, headers: { ...auth(), ...body.headers, 'content-length': String(body.payload.length) }, payload: cut });
+    const res = await Promise.race([reply, new Promise<never>((_resolve, reject) => setTimeout(() => reject(new Error('no reply within 5 s')), 5000))]);
+    checkReply(res, secrets);
+    expect(JSON.parse(res.body)).toEqual({ status: 1, data: 'Invalid request: the multipart/form-data body is malformed or cut off' });
+  });
+
   it('refuses a NUL character in a parameter, naming it (was HTTP 500 from Postgres)', async () => {
     const res = await send({ method: 'POST', url: `${CURRENT}/trainings.php`, headers: auth(), payload: { tz: TZ, description: 'a\u0000b', app_name: 'forecast' } });
     expect(res).toEqual({ status: 1, data: "Invalid parameter 'description': must not contain NUL characters" });
@@ -507,6 +529,27 @@ describe('regressions found by the fuzzer', () => {
       expect(res.status, url).toBe(1);
       expect(res.data, url).toMatch(/^Invalid parameter 'date_(to|from)': must be a date between the years 0002 and 9998$/);
     }
+  });
+
+  it('counts the tokens of a 100 KB prompt without spaces (was HTTP 500: stack overflow in the tokenizer)', async () => {
+    const prompt = '\u{3FCF1}\u{D7F06}'.repeat(25_000);
+    const res = await send({ method: 'POST', url: `${CURRENT}/aichat.php`, headers: auth(), payload: { tz: TZ, prompt, tokens: 1 } });
+    expect(res.status).toBe(0);
+    expect(res.data).toBeGreaterThan(25_000);
+  });
+
+  it('refuses a sentence position at the integer maximum (was HTTP 500: moving Down overflowed)', async () => {
+    const res = await send({ method: 'PATCH', url: `${CURRENT}/usecase_sentence.php`, headers: auth(), payload: { tz: TZ, usca_id: 1, order_id: 2_147_483_647, direction: 'Down' } });
+    expect(res).toEqual({ status: 1, data: "Invalid parameter 'order_id': is too large" });
+  });
+
+  it('refuses a CSV whose header holds a NUL byte (was HTTP 500 from Postgres)', async () => {
+    const db = ctx.database.db;
+    const training = await db.insertInto('trainings').values({ user_id: fuzzer.id, app_name: 'forecast' }).returning('id').executeTakeFirstOrThrow();
+    const job = await db.insertInto('jobs').values({ user_id: fuzzer.id, training_id: training.id, app_name: 'forecast' }).returning('id').executeTakeFirstOrThrow();
+    const body = multipart({ session: fuzzerToken, job_id: job.id }, [{ field: 'Servicefile', filename: 'data.csv', content: 'a\u0000b,c\n1,2\n' }]);
+    const res = await send({ method: 'POST', url: `${CURRENT}/data.php?tz=${TZ}`, ...body });
+    expect(res).toEqual({ status: 1, data: "Invalid upload: the header row of 'data.csv' contains a NUL byte (is it a CSV file?)" });
   });
 
   it("names the request's own content type when refusing it (said 'Unsupported Media Type')", async () => {

@@ -185,7 +185,8 @@ function clientDetails(text: string | undefined): ClientDetails | undefined {
 
 const listing = { tz: p.tz(), fields: p.string(2000).optional(), where: p.string(2000).optional() };
 const role = () => p.int().refine((n) => n >= 0 && n <= 2, { error: 'must be 0 (system), 1 (user) or 2 (assistant)' }).transform((n) => n as 0 | 1 | 2);
-const position = () => p.int().refine((n) => n >= 1, { error: 'must be a position from 1' });
+// One below the integer maximum: moving Down reads the position after it.
+const position = () => p.int().refine((n) => n >= 1, { error: 'must be a position from 1' }).refine((n) => n < 2_147_483_647, { error: 'is too large' });
 const direction = () =>
   z.preprocess(
     (v) => (typeof v === 'string' ? v.trim().toLowerCase() : v),

@@ -92,6 +92,8 @@ export function readHeader(line: string, delimiter: CsvDelimiter, label: string)
   } catch (error) {
     throw Errors.invalidUpload(`the header row of '${label}' is not valid CSV (${(error as Error).message})`);
   }
+  // Data lines are checked for NUL as they stream; the header is read apart, and Postgres cannot store NUL.
+  if (line.includes('\u0000')) throw Errors.invalidUpload(`the header row of '${label}' contains a NUL byte (is it a CSV file?)`);
   const names = (records[0] ?? []).map((name) => name.trim());
   if (names.length > MAX_COLUMNS) throw Errors.invalidUpload(`'${label}' has ${names.length} columns; at most ${MAX_COLUMNS} are allowed`);
   const seen = new Map<string, number>();
