@@ -1,8 +1,9 @@
 /**
  * Ingest benchmark: uploads a generated CSV through the real server's POST /data (curl -F, a real HTTP
  * client streaming the file) and reports rows/s and the server's RSS growth (VmHWM minus the RSS before
- * the upload, from /proc), beside a plain COPY FROM STDIN of the same file into the same Postgres.
- * Runs 1M rows and 3M rows on Postgres, then 1M rows on PGlite (file-backed data dir).
+ * the upload, from /proc, VmHWM reset just before it), beside a plain COPY FROM STDIN of the same file into
+ * the same Postgres. Runs 1M rows and 3M rows on Postgres, then 1M rows on PGlite (file-backed data dir),
+ * each BENCH_REPEATS times (default 3) on a fresh server; prints best/median rows/s and worst/median growth.
  *
  *   npx tsx bench/ingest/run.ts            (BENCH_PG=postgres://postgres@127.0.0.1:5432/postgres by default)
  */
