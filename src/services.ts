@@ -83,7 +83,7 @@ export function buildServices(deps: ServiceDeps) {
 
   // --- accounts ---
   const usersRepository = createUsersRepository(db);
-  const sessionsRepository = createSessionsRepository(db);
+  const sessionsRepository = createSessionsRepository(db, deps.database.pool);
   const attemptsRepository = createAuthAttemptsRepository(db);
   const sessions = createSessionsService({
     users: usersRepository,

@@ -64,9 +64,9 @@ export function createSessionsService(deps: SessionsServiceDeps) {
     async authenticate(token: string | undefined): Promise<Caller> {
       if (!token) throw Errors.missingParameter('session');
       const now = clock.now();
-      const row = await sessions.findActiveByTokenHash(hashToken(token), now);
+      const row = await sessions.findActiveByTokenHash(hashToken(token), now, new Date(now.getTime() - TOUCH_INTERVAL_MS));
       if (!row) throw Errors.invalidSession();
-      if (now.getTime() - row.last_seen_at.getTime() > TOUCH_INTERVAL_MS) {
+      if (row.needs_touch) {
         await sessions.extend(row.session_id, now, new Date(now.getTime() + ttlMs));
       }
       return {
