@@ -33,7 +33,7 @@ const envSchema = z.object({
   WORKERS: z.coerce.number().int().min(0).max(64).default(1),
   /**
    * Nice increment of the training threads: when CPUs are short the scheduler serves the API and
-   * Postgres first (GET /jobs.php p99 while two jobs train stays near idle; docs/notes/benchmarks.md).
+   * Postgres first (GET /jobs.php p99 while two jobs train stays near idle; docs/benchmarks.md).
    */
   TRAINING_NICE: z.coerce.number().int().min(0).max(19).default(10),
   /** A running job whose worker has not beaten for this long is re-queued once, then failed. */

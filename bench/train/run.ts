@@ -266,7 +266,7 @@ export async function benchTrain() {
   try {
     if (PARTS.has('throughput')) {
       // TRAINING_NICE=0 here: on a shared machine a niced thread yields to other users' processes, which
-      // would measure their load, not the engine; on idle cores nice costs nothing (docs/notes/benchmarks.md).
+      // would measure their load, not the engine; on idle cores nice costs nothing (docs/benchmarks.md).
       const service = await startService(db.url, 1, THROUGHPUT_NICE);
       try {
         await engineOnce(service, csv); // warm-up: thread start, JIT, first-query costs

@@ -9,7 +9,7 @@ import { CURRENT, createTestContext, form, multipart, type TestContext, type Tes
 import { LEAK_PATTERN, fuzzRequest, type FuzzRequest, type FuzzWorld, type RouteShape } from './arbitraries.js';
 
 /**
- * Property fuzzing of every route of both versions (docs/notes/fuzz.md): hostile parameters, bodies and
+ * Property fuzzing of every route of both versions (docs/fuzz.md): hostile parameters, bodies and
  * sessions must always get a well-formed envelope below HTTP 500 that leaks nothing, and must leave
  * every row of the other users (a victim consumer and an administrator) exactly as it was.
  * FUZZ_RUNS (runs per route) and FUZZ_SEED make a long or a reproducible run.
@@ -352,7 +352,7 @@ function describeRequest(options: InjectOptions): string {
 }
 
 /**
- * The reply's envelopes: its JSON body, or for a streamed /aichat.php (docs/notes/chat.md) the envelope
+ * The reply's envelopes: its JSON body, or for a streamed /aichat.php (docs/interface-notes.md) the envelope
  * of its closing `done` or `error` event, after checking every event's data is JSON.
  */
 function envelopesOf(res: LightMyRequestResponse): { envelope: unknown; extraKeys: string[] }[] {

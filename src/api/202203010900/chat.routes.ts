@@ -12,7 +12,7 @@ import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
 import { formatNullableTimestamp, formatTimestamp, wireDateToInstant } from '../shared/time.js';
 
-// ---------- wire records (numbers as strings, legacy casing; additions noted in docs/notes/chat.md) ----------
+// ---------- wire records (numbers as strings, legacy casing; additions noted in docs/interface-notes.md) ----------
 
 const str = (n: number | null) => (n === null ? null : String(n));
 const flag = (b: boolean) => (b ? '1' : '0');

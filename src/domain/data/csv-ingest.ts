@@ -8,7 +8,7 @@ import { AppError, Errors } from '../errors.js';
  * Streaming CSV reader that turns an uploaded file into Postgres COPY text-format bytes (UTF-8, the
  * file's own delimiter, one line per row) while it arrives, so memory stays bounded whatever the size.
  *
- * Measured on this machine (docs/notes/data.md) csv-parse alone reaches about 35% of raw COPY's rows/s,
+ * Measured on this machine (docs/interface-notes.md) csv-parse alone reaches about 35% of raw COPY's rows/s,
  * below the 40% target, so stretches of the file without quotes or backslashes take a byte-level fast
  * path: fields are only counted (ragged rows rejected), CRLF and blank lines dropped, and the bytes are
  * handed to COPY as they are. The first block with a quote or backslash switches to csv-parse for the
