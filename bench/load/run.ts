@@ -264,27 +264,103 @@ function frontEndRequests(frontEnds: FrontEnd[], progressJob: (fe: FrontEnd) => 
   ];
 }
 
+/** What a phase needs from its load generator (autocannon's result has this shape). */
+interface DriveResult {
+  duration: number;
+  errors: number;
+  non2xx: number;
+  requests: { average: number; total: number };
+  latency: { mean: number; p50: number; p90: number; p99: number; max: number };
+}
+
+/**
+ * Paced front ends: each of the N front ends runs its loop (4 sequential GETs) `loopsPerSecond`
+ * times a second, its start offset by i/N of the period. autocannon's `connectionRate` fires all
+ * connections at the same instant, so its paced latencies measured the generator's bursts (100
+ * requests queued at once every second) rather than the service; real front ends are not in step.
+ */
+async function paceFrontEnds(
+  baseUrl: string,
+  frontEnds: FrontEnd[],
+  progressJob: (fe: FrontEnd) => number,
+  loopsPerSecond: number,
+  seconds: number,
+  errors: PhaseResult['errors'],
+): Promise<DriveResult> {
+  const period = 1000 / loopsPerSecond;
+  const latencies: number[] = [];
+  const start = performance.now() + 50;
+  const end = start + seconds * 1000;
+  const query = (fe: FrontEnd, extra: string) => `session=${fe.session}&tz=${encodeURIComponent(TZ)}${extra}`;
+  const paths = (fe: FrontEnd) => [
+    `${CURRENT}/subscriptions.php?${query(fe, '')}`,
+    `${CURRENT}/jobs.php?${query(fe, '&job_id=0')}`,
+    `${CURRENT}/jobs_progress.php?${query(fe, `&job_id=${progressJob(fe)}`)}`,
+    `${CURRENT}/data.php?${query(fe, `&job_id=${fe.finishedJob}&output=1`)}`,
+  ];
+  let non2xx = 0;
+  let transport = 0;
+  const clients = Array.from({ length: CLIENTS }, (_, i) => frontEnds[i % frontEnds.length]!);
+  await Promise.all(
+    clients.map(async (fe, i) => {
+      for (let at = start + (i / clients.length) * period; at < end; at += period) {
+        const wait = at - performance.now();
+        if (wait > 0) await sleep(wait);
+        for (const path of paths(fe)) {
+          const t0 = performance.now();
+          try {
+            const res = await fetch(`${baseUrl}${path}`);
+            const body = await res.text();
+            latencies.push(performance.now() - t0);
+            if (res.status < 200 || res.status > 299) non2xx++;
+            else if (!SUCCESS.test(body)) {
+              errors.envelope++;
+              if (errors.samples.length < 5) errors.samples.push(body.slice(0, 200));
+            }
+          } catch {
+            transport++;
+          }
+        }
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
+  const mean = latencies.reduce((sum, v) => sum + v, 0) / Math.max(1, latencies.length);
+  return {
+    duration: seconds,
+    errors: transport,
+    non2xx,
+    requests: { average: latencies.length / seconds, total: latencies.length },
+    latency: { mean, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: Math.round(latencies[latencies.length - 1] ?? 0) },
+  };
+}
+
 async function phase(
   name: string,
   api: ServiceProcess,
   keeper: ReturnType<typeof keepTraining>,
-  target: { url: string; seconds: number; rate?: number; requests?: (errors: PhaseResult['errors']) => autocannon.Request[] },
+  target: {
+    url: string;
+    seconds: number;
+    requests?: (errors: PhaseResult['errors']) => autocannon.Request[];
+    /** A paced driver replaces autocannon (see paceFrontEnds). */
+    paced?: (seconds: number, errors: PhaseResult['errors']) => Promise<DriveResult>;
+  },
   withServerTimes = false,
 ): Promise<PhaseResult> {
   const errors: PhaseResult['errors'] = { transport: 0, non2xx: 0, envelope: 0, samples: [] };
   const before = await scrape(api);
   const mark = keeper.mark();
   const meter = cpuMeter(api.pid);
-  const result = await autocannon({
-    url: target.url,
-    connections: CLIENTS,
-    duration: target.seconds,
-    // autocannon 9 corrects paced latencies with an expected interval of ceil(1/rate) ms, i.e. 1 ms,
-    // which fills the histogram with made-up short values (p50 came out below the server's own mean);
-    // so raw response times, and a missed pace shows as req/s under the offered rate.
-    ...(target.rate ? { connectionRate: target.rate, ignoreCoordinatedOmission: true } : {}),
-    ...(target.requests ? { requests: target.requests(errors) } : {}),
-  });
+  const result: DriveResult = target.paced
+    ? await target.paced(target.seconds, errors)
+    : await autocannon({
+        url: target.url,
+        connections: CLIENTS,
+        duration: target.seconds,
+        ...(target.requests ? { requests: target.requests(errors) } : {}),
+      });
   const cpu = meter();
   const after = await scrape(api);
   errors.transport = result.errors;
@@ -360,11 +436,17 @@ export async function benchLoad() {
     const setup = await setUp(api, db.url);
     const { keeper } = setup;
     try {
-      const frontEnds = { url: api.baseUrl, requests: (errors: PhaseResult['errors']) => frontEndRequests(setup.frontEnds, setup.progressJob, errors) };
-      const rate = LOOPS_PER_SECOND > 0 ? LOOPS_PER_SECOND * 4 : undefined;
-      await phase('warm-up', api, keeper, { ...frontEnds, seconds: 3, rate });
-      const paced = LOOPS_PER_SECOND ? `${LOOPS_PER_SECOND} loop/s each` : 'unpaced';
-      results.push(await phase(`front ends (${paced})`, api, keeper, { ...frontEnds, seconds: SECONDS, rate }, true));
+      const baseUrl = api.baseUrl;
+      const frontEnds = { url: baseUrl, requests: (errors: PhaseResult['errors']) => frontEndRequests(setup.frontEnds, setup.progressJob, errors) };
+      const pacedFrontEnds = {
+        url: baseUrl,
+        ...(LOOPS_PER_SECOND > 0
+          ? { paced: (seconds: number, errors: PhaseResult['errors']) => paceFrontEnds(baseUrl, setup.frontEnds, setup.progressJob, LOOPS_PER_SECOND, seconds, errors) }
+          : { requests: frontEnds.requests }),
+      };
+      await phase('warm-up', api, keeper, { ...pacedFrontEnds, seconds: 3 });
+      const paced = LOOPS_PER_SECOND ? `${LOOPS_PER_SECOND} loop/s each, staggered` : 'unpaced';
+      results.push(await phase(`front ends (${paced})`, api, keeper, { ...pacedFrontEnds, seconds: SECONDS }, true));
       if (CEILING_SECONDS > 0) {
         results.push(await phase('saturation (same loop, unpaced)', api, keeper, { ...frontEnds, seconds: CEILING_SECONDS }));
         const ceiling = await startTarget('bench/sessions/server.ts', ['static', db.url]);
@@ -376,7 +458,7 @@ export async function benchLoad() {
       }
       if (IDLE_SECONDS > 0 && TRAINING_JOBS > 0) {
         await keeper.stopTraining();
-        results.push(await phase(`front ends, no training (${paced})`, api, keeper, { ...frontEnds, seconds: IDLE_SECONDS, rate }, true));
+        results.push(await phase(`front ends, no training (${paced})`, api, keeper, { ...pacedFrontEnds, seconds: IDLE_SECONDS }, true));
       }
     } finally {
       await keeper.stop();
