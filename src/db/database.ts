@@ -36,6 +36,11 @@ export function openPostgres(connectionString: string, options: { max?: number }
   const pool = new pg.Pool({
     connectionString,
     max: options.max ?? 10,
+    // A server that stops answering (not refusing) must not hang requests: connecting gives up after
+    // 10 s (the request gets the "database cannot be reached" envelope) and TCP keep-alive notices dead
+    // idle connections. No per-query timeout: a large upload's COPY legitimately runs for minutes.
+    connectionTimeoutMillis: 10_000,
+    keepAlive: true,
     types: { getTypeParser: numberParsingTypes },
   });
   // An idle client losing its server (restart) must not crash the process; the pool replaces it.

@@ -9,7 +9,7 @@ function isDatabaseDown(error: unknown): boolean {
   const e = error as { code?: string; message?: string };
   if (e?.code && DATABASE_DOWN.has(e.code)) return true;
   const message = e?.message ?? '';
-  return /Connection terminated|connection timeout|Client has encountered a connection error|terminating connection/i.test(message);
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|terminating connection/i.test(message);
 }
 
 /**
