@@ -127,7 +127,6 @@ export function buildServices(deps: ServiceDeps) {
   // --- trainings and jobs ---
   const jobsRepository = createJobsRepository(db);
   const trainingsRepository = createTrainingsRepository(db);
-  const subscriptionPeriods = createSubscriptionsRepository(db);
   const dataCleaner = (jobId: number) => data.deleteForJob(jobId);
   const trainings = createTrainingsService({ trainings: trainingsRepository, jobs: jobsRepository, dataCleaner });
   const jobs = createJobsService({
@@ -138,11 +137,7 @@ export function buildServices(deps: ServiceDeps) {
     clock,
     events,
     dataCleaner,
-    async hasActiveSubscription(userId, appName) {
-      const app = await applications.require(appName, 'app_name');
-      const latest = await subscriptionPeriods.findLatest(userId, app.id);
-      return latest !== undefined && latest.unsubscribed_at === null;
-    },
+    hasActiveSubscription: (userId, appName) => subscriptions.isActive(userId, appName, 'app_name'),
   });
 
   // --- automated chat: clients, use cases, sentences, chats, prompts ---

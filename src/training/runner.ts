@@ -61,8 +61,6 @@ export interface Runner {
   abortLocal(jobId: number): void;
   /** Stops claiming, stops running trainings and hands their jobs back to the queue. */
   stop(): Promise<void>;
-  /** Runs one claim-and-train cycle; answers the job id trained, if any (tests). */
-  runOnce(): Promise<number | undefined>;
 }
 
 const MB = 1024 * 1024;
@@ -185,14 +183,6 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     }
   }
 
-  async function runOnce(): Promise<number | undefined> {
-    if (stopping || running.size >= options.concurrency) return undefined;
-    const job = await deps.queue.claimNext(workerId);
-    if (!job) return undefined;
-    await runJob(job);
-    return job.id;
-  }
-
   /** Claims until the pool is full or the queue empty; each job runs in the background. */
   async function fill(): Promise<void> {
     while (!stopping && running.size < options.concurrency) {
@@ -246,7 +236,6 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       await inFlight.catch(() => undefined);
       await Promise.allSettled([...active]);
     },
-    runOnce,
   };
 }
 

@@ -34,6 +34,13 @@ export function createSubscriptionsService(deps: {
   const who = (caller: Caller, userId: number) => (userId === caller.userId ? 'You are' : `User ${userId} is`);
 
   return {
+    /** Whether `userId` holds an open subscription to the application (jobs require one). */
+    async isActive(userId: number, appName: string, parameter = 'app'): Promise<boolean> {
+      const app = await applications.require(appName, parameter);
+      const latest = await subscriptions.findLatest(userId, app.id);
+      return latest !== undefined && latest.unsubscribed_at === null;
+    },
+
     /** Administrators see everyone's unless `ownOnly`; consumers always only their own. */
     async list(caller: Caller, filter: Omit<SubscriptionListFilter, 'onlyUserId'> & { ownOnly?: boolean }): Promise<SubscriptionRow[]> {
       const everyone = isAdmin(caller) && !filter.ownOnly;
