@@ -43,14 +43,14 @@ import { createUsecasesService } from './domain/chat/usecases.service.js';
 import { createOpenAiProvider } from './llm/openai-provider.js';
 import type { LlmProvider } from './llm/provider.js';
 import { createTokenCounter } from './llm/tokens.js';
-import { createAppRecordsRepository } from './domain/models/app-records.repository.js';
-import { createAppRecordsService } from './domain/models/app-records.service.js';
-import { createForecastsService } from './domain/models/forecasts.service.js';
-import { createNetworksRepository } from './domain/models/networks.repository.js';
-import { createNetworksService } from './domain/models/networks.service.js';
-import type { OwnershipLookups } from './domain/models/ownership.js';
-import { createStatsRepository } from './domain/models/stats.repository.js';
-import { createStatsService } from './domain/models/stats.service.js';
+import { createAppRecordsRepository } from './domain/model-records/app-records.repository.js';
+import { createAppRecordsService } from './domain/model-records/app-records.service.js';
+import { createForecastsService } from './domain/model-records/forecasts.service.js';
+import { createNetworksRepository } from './domain/model-records/networks.repository.js';
+import { createNetworksService } from './domain/model-records/networks.service.js';
+import type { OwnershipLookups } from './domain/model-records/ownership.js';
+import { createStatsRepository } from './domain/model-records/stats.repository.js';
+import { createStatsService } from './domain/model-records/stats.service.js';
 
 /** Side-effect adapters the services need; tests hand in their own. */
 export interface ServiceDeps {

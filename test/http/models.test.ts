@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAppRecordsRepository } from '../../src/domain/models/app-records.repository.js';
-import { createAppRecordsService } from '../../src/domain/models/app-records.service.js';
-import { createNetworksRepository } from '../../src/domain/models/networks.repository.js';
-import { createNetworksService } from '../../src/domain/models/networks.service.js';
+import { createAppRecordsRepository } from '../../src/domain/model-records/app-records.repository.js';
+import { createAppRecordsService } from '../../src/domain/model-records/app-records.service.js';
+import { createNetworksRepository } from '../../src/domain/model-records/networks.repository.js';
+import { createNetworksService } from '../../src/domain/model-records/networks.service.js';
 import { systemClock } from '../../src/domain/ports.js';
 import { createTrainingPool } from '../../src/training/pool.js';
 import { predict } from '../../src/training/predict.js';
