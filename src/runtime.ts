@@ -7,6 +7,7 @@ import type { Metrics } from './observability/metrics.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrate, migrationsCurrent } from './db/migrator.js';
 import { createScryptHasher } from './domain/accounts/secrets.js';
+import { JOB_STATUS } from './domain/jobs/job-status.js';
 import { systemClock } from './domain/ports.js';
 import { createMailer } from './mail/mailer.js';
 import { buildServices, type Services } from './services.js';
@@ -81,12 +82,8 @@ export async function ensureAdministrator(runtime: Runtime): Promise<void> {
 
 /** Gauges that need the database, refreshed when /metrics is scraped. */
 export async function refreshJobGauges(runtime: Runtime, metrics: Metrics): Promise<void> {
-  const rows = await runtime.database.db
-    .selectFrom('jobs')
-    .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
-    .groupBy('status')
-    .execute();
+  const rows = await runtime.services.jobs.countByStatus();
   metrics.jobsByStatus.reset();
   for (const row of rows) metrics.jobsByStatus.set({ status: String(row.status) }, row.n);
-  metrics.queueDepth.set(rows.find((r) => r.status === 1)?.n ?? 0);
+  metrics.queueDepth.set(rows.find((r) => r.status === JOB_STATUS.Pending)?.n ?? 0);
 }

@@ -26,6 +26,7 @@ import { createSubscriptionsService } from './domain/subscriptions/subscriptions
 import { createSummariesService } from './domain/summaries/summaries.service.js';
 import { createDataRepository } from './domain/data/data.repository.js';
 import { createDataService } from './domain/data/data.service.js';
+import { createJobQueueRepository } from './domain/jobs/job-queue.repository.js';
 import { createJobsRepository } from './domain/jobs/jobs.repository.js';
 import { createJobsService } from './domain/jobs/jobs.service.js';
 import { createTrainingsRepository } from './domain/trainings/trainings.repository.js';
@@ -131,6 +132,7 @@ export function buildServices(deps: ServiceDeps) {
   const trainings = createTrainingsService({ trainings: trainingsRepository, jobs: jobsRepository, dataCleaner });
   const jobs = createJobsService({
     jobs: jobsRepository,
+    queue: createJobQueueRepository(db),
     onAbort: jobSignals.onAbort,
     onQueued: jobSignals.onQueued,
     trainings: trainingsRepository,

@@ -1,7 +1,9 @@
 import { hostname } from 'node:os';
+import { MAX_ATTEMPTS, type ClaimedJob, type JobQueueRepository } from '../domain/jobs/job-queue.repository.js';
+import { STAT_STATUS, type ClosedStatStatus } from '../domain/model-records/stat-status.js';
 import type { EventLog } from '../domain/ports.js';
+import { TRAINING_STATUS } from '../domain/trainings/training-status.js';
 import type { TrainingPool } from './pool.js';
-import { MAX_ATTEMPTS, type QueueRepository } from './queue.js';
 import { isTrainingError, type TrainedModel, type TrainingInput, type TrainingParams, type TrainingResult } from './types.js';
 
 /**
@@ -10,7 +12,7 @@ import { isTrainingError, type TrainedModel, type TrainingInput, type TrainingPa
  * writing over HTTP would leave the same records.
  */
 export interface RunnerDeps {
-  queue: QueueRepository;
+  queue: JobQueueRepository;
   pool: TrainingPool;
   events: EventLog;
   readTrainingSet(jobId: number): Promise<Omit<TrainingInput, 'params'>>;
@@ -20,8 +22,8 @@ export interface RunnerDeps {
   stats: {
     open(record: { name: string; host: string; pid: number; parameters: string; jobId: number; userId: number }): Promise<number>;
     update(statId: number, change: { procedure?: string; text?: string; advance?: number }): Promise<unknown>;
-    /** Closes the run's status record: 1 finished, 2 failed, 3 aborted. */
-    terminate(statId: number, status: 1 | 2 | 3, change: { text?: string; advance?: number }): Promise<unknown>;
+    /** Closes the run's status record as Finished, Failed or Aborted. */
+    terminate(statId: number, status: ClosedStatStatus, change: { text?: string; advance?: number }): Promise<unknown>;
   };
   recordConsumption(record: {
     userId: number;
@@ -79,7 +81,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
   let inFlight = Promise.resolve();
   const active = new Set<Promise<unknown>>();
 
-  async function runJob(job: Awaited<ReturnType<QueueRepository['claimNext']>> & object): Promise<void> {
+  async function runJob(job: ClaimedJob): Promise<void> {
     const controller = new AbortController();
     running.set(job.id, controller);
     const startedAt = Date.now();
@@ -126,7 +128,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       const outputId = await deps.writeOutput(job.id, header, result.forecasts.map((f) => f.values));
       await deps.saveModel(job.training_id, job.user_id, result.model);
       await deps.queue.setTrainingResult(job.training_id, {
-        status: 2,
+        status: TRAINING_STATUS.Trained,
         neurons: result.figures.neurons,
         inputs: result.figures.inputs,
         outputs: result.figures.outputs,
@@ -141,7 +143,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       // The run's own timing and hold-out figures, readable over GET /stat (bench/train reads them from here).
       const { timing: t, metrics: m } = result;
       const figures = `trained ${t.samples} samples x ${t.epochs} epochs in ${Math.round(t.trainMs)} ms (${Math.round(t.samplesEpochsPerSecond)} samples x epochs/s); hold-out of ${m.validationRows} rows: MAE ${m.mae.toPrecision(6)}, RMSE ${m.rmse.toPrecision(6)}, MSE ${(m.rmse ** 2).toPrecision(6)}, MAPE ${m.mape === null ? 'n/a' : `${m.mape.toFixed(2)}%`}, seasonal-naive MAE ${m.baselineMae.toPrecision(6)}`;
-      await deps.stats.terminate(statId, 1, { text: `finished: output ${outputId}, success rate ${result.successRate}%; ${figures}`, advance: 100 });
+      await deps.stats.terminate(statId, STAT_STATUS.Finished, { text: `finished: output ${outputId}, success rate ${result.successRate}%; ${figures}`, advance: 100 });
       const modelBytes = Buffer.byteLength(JSON.stringify(result.model));
       const rowBytes = set.rows.reduce((n, row) => n + row.reduce((m, c) => m + (c?.length ?? 0) + 1, 0), 0);
       await deps.recordConsumption({
@@ -161,12 +163,12 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     } catch (error) {
       if (stopping) {
         await deps.queue.handBack(job.id, workerId).catch(() => undefined);
-        if (statId !== undefined) await deps.stats.terminate(statId, 3, { text: 'handed back to the queue at shutdown' }).catch(() => undefined);
+        if (statId !== undefined) await deps.stats.terminate(statId, STAT_STATUS.Aborted, { text: 'handed back to the queue at shutdown' }).catch(() => undefined);
         return;
       }
       if (controller.signal.aborted || error instanceof AbortedElsewhere) {
-        if (statId !== undefined) await deps.stats.terminate(statId, 3, { text: `aborted at ${Math.round(advance)}%` }).catch(() => undefined);
-        await deps.queue.setTrainingResult(job.training_id, { status: 0 }).catch(() => undefined);
+        if (statId !== undefined) await deps.stats.terminate(statId, STAT_STATUS.Aborted, { text: `aborted at ${Math.round(advance)}%` }).catch(() => undefined);
+        await deps.queue.setTrainingResult(job.training_id, { status: TRAINING_STATUS.Created }).catch(() => undefined);
         deps.observe?.('aborted', (Date.now() - startedAt) / 1000);
         await deps.events.record({ type: 2, procedure: 'training.abort', text: `Job ${job.id} aborted at ${Math.round(advance)}%`, host, pid: process.pid, userId: job.user_id });
         return;
@@ -174,8 +176,8 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       const reason = isTrainingError(error) || error instanceof Error ? error.message : String(error);
       await deps.queue.fail(job.id, workerId, reason);
       deps.observe?.('failed', (Date.now() - startedAt) / 1000);
-      await deps.queue.setTrainingResult(job.training_id, { status: 3 }).catch(() => undefined);
-      if (statId !== undefined) await deps.stats.terminate(statId, 2, { text: `failed: ${reason}` }).catch(() => undefined);
+      await deps.queue.setTrainingResult(job.training_id, { status: TRAINING_STATUS.Failed }).catch(() => undefined);
+      if (statId !== undefined) await deps.stats.terminate(statId, STAT_STATUS.Failed, { text: `failed: ${reason}` }).catch(() => undefined);
       await deps.events.record({ type: 4, procedure: 'training.fail', text: `Job ${job.id} failed: ${reason}`, host, pid: process.pid, userId: job.user_id });
     } finally {
       clearInterval(beat);

@@ -2,8 +2,8 @@ import type { Config } from '../config.js';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Services } from '../services.js';
+import { createJobQueueRepository } from '../domain/jobs/job-queue.repository.js';
 import { createTrainingPool } from './pool.js';
-import { createQueueRepository } from './queue.js';
 import { createRunner, type Runner, type RunnerOptions } from './runner.js';
 
 /** The orphaned-job recovery timings of JOB_STALE_AFTER_MS / JOB_RECOVER_EVERY_MS. */
@@ -22,7 +22,7 @@ export function createTrainingRunner(
   options: Omit<RunnerOptions, 'concurrency'> & { threads: number; nice?: number; metrics?: Metrics },
 ): { runner: Runner; close(): Promise<void> } {
   const pool = createTrainingPool({ maxThreads: options.threads, niceIncrement: options.nice });
-  const queue = createQueueRepository(database.db);
+  const queue = createJobQueueRepository(database.db);
   const runner = createRunner(
     {
       queue,

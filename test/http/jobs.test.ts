@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createJobQueueRepository } from '../../src/domain/jobs/job-queue.repository.js';
 import { createJobsRepository } from '../../src/domain/jobs/jobs.repository.js';
 import { createJobsService } from '../../src/domain/jobs/jobs.service.js';
 import { createTrainingsRepository } from '../../src/domain/trainings/trainings.repository.js';
@@ -408,6 +409,7 @@ describe('service hooks for the data area and the training engine', () => {
     const db = ctx.database.db;
     const service = createJobsService({
       jobs: createJobsRepository(db),
+      queue: createJobQueueRepository(db),
       trainings: createTrainingsRepository(db),
       clock: ctx.clock,
       hasActiveSubscription: async () => true,

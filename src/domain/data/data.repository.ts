@@ -4,6 +4,7 @@ import { sql, type CompiledQuery, type Compilable, type RawBuilder } from 'kysel
 import copyStreams from 'pg-copy-streams';
 import type { DatabaseHandle } from '../../db/database.js';
 import type { DataDatePart, DatasetColumn, DatasetKind } from '../../db/tables/data.js';
+import { markPendingQuery } from '../jobs/job-queue.repository.js';
 import type { CsvDelimiter } from './csv-ingest.js';
 
 export interface DatasetRow {
@@ -99,9 +100,9 @@ export function createDataRepository(database: DatabaseHandle) {
       return row;
     },
 
-    /** Uploading data is what queues a created job for training. */
+    /** Uploading data is what queues a created job for training: the jobs area's one Created -> Pending statement. */
     async markJobPending(jobId: number): Promise<void> {
-      await runner.run(compile(sql`update jobs set status = 1, updated_at = now() where id = ${jobId} and status = 0`));
+      await runner.run(compile(markPendingQuery(db, jobId)));
     },
 
     async createDataset(input: { jobId: number; kind: DatasetKind; columns: DatasetColumn[]; source: string; width: number }): Promise<number> {

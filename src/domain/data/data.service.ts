@@ -3,6 +3,7 @@ import type { DataDatePart, DatasetColumn, DatasetKind } from '../../db/tables/d
 import type { Caller } from '../caller.js';
 import { isAdmin } from '../caller.js';
 import { AppError, Errors } from '../errors.js';
+import { JOB_STATUS } from '../jobs/job-status.js';
 import { applyMappings, datePartOf, defaultColumns, MAPPING_VALUES, parseMapping, type ColumnMapping } from './columns.js';
 import { copyLinesOf, openCsv, uploadBudget } from './csv-ingest.js';
 import type { DataRepository, DatasetRow } from './data.repository.js';
@@ -128,7 +129,7 @@ export function createDataService({ repository, maxUploadBytes, onQueued }: Data
       const stored = await repository.transaction(async (tx) => {
         const job = await tx.lockJob(jobId);
         if (!job) throw Errors.notFound('Job', jobId);
-        if (job.status === 2) throw Errors.wrongState(`Job ${jobId} is running; abort it before uploading new data`);
+        if (job.status === JOB_STATUS.Running) throw Errors.wrongState(`Job ${jobId} is running; abort it before uploading new data`);
         await tx.deleteDatasets(jobId, 'input');
         let target: { id: number; header: string[] } | undefined;
         let files = 0;

@@ -10,16 +10,9 @@ export const JOB_STATUS = {
   Aborted: 5,
 } as const satisfies Record<string, JobStatus>;
 
-export const JOB_STATUS_NAMES: Record<JobStatus, string> = {
-  0: 'Created',
-  1: 'Pending',
-  2: 'Running',
-  3: 'Finished',
-  4: 'Failed',
-  5: 'Aborted',
-};
+export const JOB_STATUS_NAMES = Object.fromEntries(Object.entries(JOB_STATUS).map(([name, code]) => [code, name])) as Record<JobStatus, string>;
 
-export const isJobStatus = (n: number): n is JobStatus => Number.isInteger(n) && n >= 0 && n <= 5;
+export const isJobStatus = (n: number): n is JobStatus => Number.isInteger(n) && n >= JOB_STATUS.Created && n <= JOB_STATUS.Aborted;
 
 /** While queued or running, the engine owns the job: its data, training and app stay put. */
 export const isActive = (status: number) => status === JOB_STATUS.Pending || status === JOB_STATUS.Running;

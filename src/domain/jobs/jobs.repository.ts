@@ -132,59 +132,6 @@ export function createJobsRepository(db: Kysely<Database>) {
       return db.selectFrom('jobs').select(['id', 'status']).where('training_id', '=', trainingId).orderBy('id').execute();
     },
 
-    /** Created -> Pending, when data arrive. False when the job was not in Created. */
-    async markPending(id: number): Promise<boolean> {
-      const result = await db
-        .updateTable('jobs')
-        .set({ status: JOB_STATUS.Pending, updated_at: new Date() })
-        .where('id', '=', id)
-        .where('status', '=', JOB_STATUS.Created)
-        .executeTakeFirst();
-      return result.numUpdatedRows > 0n;
-    },
-
-    /**
-     * Pending or Running -> Aborted in one statement, so an engine claiming the job at the same moment
-     * either sees Aborted or is told by `abort_requested`. Answers whether it was Running, or undefined
-     * when the job was in no abortable state.
-     */
-    async abortIfActive(id: number): Promise<{ wasRunning: boolean } | undefined> {
-      const row = await db
-        .updateTable('jobs')
-        .set({
-          status: JOB_STATUS.Aborted,
-          abort_requested: sql<boolean>`status = ${JOB_STATUS.Running}`,
-          finished_at: new Date(),
-          updated_at: new Date(),
-        })
-        .where('id', '=', id)
-        .where('status', 'in', ACTIVE)
-        .returning('abort_requested')
-        .executeTakeFirst();
-      return row ? { wasRunning: row.abort_requested } : undefined;
-    },
-
-    /** Finished, Failed or Aborted -> Pending again, with the engine's traces cleared. */
-    async requeue(id: number, fromStatus: number): Promise<boolean> {
-      const result = await db
-        .updateTable('jobs')
-        .set({
-          status: JOB_STATUS.Pending,
-          advance: 0,
-          abort_requested: false,
-          error: null,
-          worker: null,
-          heartbeat_at: null,
-          started_at: null,
-          finished_at: null,
-          updated_at: new Date(),
-        })
-        .where('id', '=', id)
-        .where('status', '=', fromStatus)
-        .executeTakeFirst();
-      return result.numUpdatedRows > 0n;
-    },
-
     /** Re-targets a job that the engine does not hold (status unchanged since it was read). */
     async reassign(id: number, fromStatus: number, change: { training_id: number; app_name: string }): Promise<boolean> {
       const result = await db

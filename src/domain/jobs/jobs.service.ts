@@ -8,6 +8,7 @@ import type { TrainingsRepository } from '../trainings/trainings.repository.js';
 import { ownerScope, type DataCleaner } from '../trainings/trainings.service.js';
 import { instantRange } from './date-range.js';
 import { isActive, isEnded, isJobStatus, JOB_STATUS, JOB_STATUS_NAMES } from './job-status.js';
+import type { JobQueueRepository } from './job-queue.repository.js';
 import type { JobView, JobsRepository } from './jobs.repository.js';
 
 /** Tells the training engine something about a job; must not throw into the request that caused it. */
@@ -15,6 +16,8 @@ export type JobListener = (jobId: number) => void | Promise<void>;
 
 export interface JobsServiceDeps {
   jobs: JobsRepository;
+  /** Every status write: the state machine's storage. */
+  queue: JobQueueRepository;
   trainings: TrainingsRepository;
   clock: Clock;
   /** Consumers need an active subscription to an app to create jobs for it. */
@@ -77,16 +80,16 @@ const noListener: JobListener = () => undefined;
 const noCleaner: DataCleaner = async () => undefined;
 
 /**
- * The job state machine (codes in job-status.ts):
- *   Created -> Pending      data uploaded (markPending)
- *   Pending -> Running      the engine claims it (engine's repository)
- *   Running -> Finished | Failed   the engine (engine's repository)
- *   Pending | Running -> Aborted   POST /job_aborts, PUT /jobs status=5
- *   Finished | Failed | Aborted -> Pending   PUT /jobs status=1 (run again)
+ * The job state machine (codes in job-status.ts; every status write is a statement of job-queue.repository.ts):
+ *   Created -> Pending      data uploaded (markPendingQuery, inside the upload's transaction; markPending)
+ *   Pending -> Running      the engine claims it (claimNext)
+ *   Running -> Finished | Failed   the engine (finish, fail); a dead worker's job is re-queued or failed (recoverStale)
+ *   Pending | Running -> Aborted   POST /job_aborts, PUT /jobs status Aborted (abortIfActive)
+ *   Finished | Failed | Aborted -> Pending   PUT /jobs status Pending, run again (requeue)
  * A Pending or Running job belongs to the engine: it cannot be deleted, re-targeted or lose its data.
  */
 export function createJobsService(deps: JobsServiceDeps) {
-  const { jobs, trainings } = deps;
+  const { jobs, queue, trainings } = deps;
   const dataCleaner = deps.dataCleaner ?? noCleaner;
   const events = deps.events ?? silentEventLog;
 
@@ -120,7 +123,7 @@ export function createJobsService(deps: JobsServiceDeps) {
 
   async function abort(caller: Caller, jobId: number): Promise<void> {
     const job = await visible(caller, jobId);
-    const result = await jobs.abortIfActive(job.id);
+    const result = await queue.abortIfActive(job.id);
     if (!result) {
       const now = (await jobs.findVisible(job.id, undefined))?.status ?? job.status;
       throw Errors.wrongState(`Job ${job.id} is ${statusName(now)}; only a Pending or Running job can be aborted`);
@@ -133,7 +136,7 @@ export function createJobsService(deps: JobsServiceDeps) {
     if (status === job.status) return;
     if (status === JOB_STATUS.Aborted) return abort(caller, job.id);
     if (status === JOB_STATUS.Pending && isEnded(job.status)) {
-      if (!(await jobs.requeue(job.id, job.status))) throw changedMeanwhile(job.id);
+      if (!(await queue.requeue(job.id, job.status))) throw changedMeanwhile(job.id);
       tell(deps.onQueued, job.id, 'queue');
       return;
     }
@@ -175,7 +178,7 @@ export function createJobsService(deps: JobsServiceDeps) {
     },
 
     async list(caller: Caller, query: JobQuery): Promise<JobView[]> {
-      for (const code of [query.status ?? 0, ...(query.statusFilter ?? [])]) {
+      for (const code of [...(query.status === undefined ? [] : [query.status]), ...(query.statusFilter ?? [])]) {
         if (!isJobStatus(code)) {
           throw Errors.invalidParameter(query.statusFilter?.includes(code) ? 'status_filter' : 'status', `${code} is not a job status (0 to 5)`);
         }
@@ -242,16 +245,19 @@ export function createJobsService(deps: JobsServiceDeps) {
     },
 
     /**
-     * Created -> Pending once a job's data are stored (the data area calls it after an upload).
+     * Created -> Pending outside an upload (an upload runs the same statement in its own transaction).
      * False when the job was not Created (already queued, running or ended): nothing changes then.
      */
     async markPending(jobId: number): Promise<boolean> {
-      const moved = await jobs.markPending(jobId);
+      const moved = await queue.markPending(jobId);
       if (moved) tell(deps.onQueued, jobId, 'queue');
       return moved;
     },
 
     countRunning: (ownerId: number | undefined) => jobs.countRunning(ownerId),
+
+    /** Jobs per status code, for the metrics' gauges. */
+    countByStatus: () => queue.countByStatus(),
   };
 }
 

@@ -1,10 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 
-/** Status record status: 0 Open, 1 Finished, 2 Failed, 3 Aborted. */
-export const STAT_STATUS = { Open: 0, Finished: 1, Failed: 2, Aborted: 3 } as const;
-export type StatStatus = (typeof STAT_STATUS)[keyof typeof STAT_STATUS];
-export const isStatStatus = (n: number): n is StatStatus => Number.isInteger(n) && n >= 0 && n <= 3;
+import { STAT_STATUS, type ClosedStatStatus } from './stat-status.js';
 
 export interface StatRecordRow {
   id: number;
@@ -125,7 +122,7 @@ export function createStatsRepository(db: Kysely<Database>) {
       return result.numUpdatedRows > 0n;
     },
 
-    async terminate(id: number, status: Exclude<StatStatus, 0>, change: StatChange, at: Date): Promise<boolean> {
+    async terminate(id: number, status: ClosedStatStatus, change: StatChange, at: Date): Promise<boolean> {
       const result = await db
         .updateTable('stat_records')
         .set({ ...change, status, updated_at: at, terminated_at: at })

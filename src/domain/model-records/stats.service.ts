@@ -3,15 +3,8 @@ import { Errors } from '../errors.js';
 import type { Clock } from '../ports.js';
 import { ownerScope } from '../trainings/trainings.service.js';
 import { requireJob, type OwnershipLookups } from './ownership.js';
-import {
-  STAT_STATUS,
-  isStatStatus,
-  type StatChange,
-  type StatProcess,
-  type StatRecordRow,
-  type StatStatus,
-  type StatsRepository,
-} from './stats.repository.js';
+import { isStatStatus, STAT_STATUS, type ClosedStatStatus } from './stat-status.js';
+import type { StatChange, StatProcess, StatRecordRow, StatsRepository } from './stats.repository.js';
 
 /** GET /stat: terminate 0 reads a job's records (progress_type 1 the count, 2 the records); otherwise a process's. */
 export type StatQuery =
@@ -128,7 +121,7 @@ export function createStatsService(deps: { stats: StatsRepository; lookups: Owne
     },
 
     /** Closes a run's record as 1 Finished, 2 Failed or 3 Aborted; false when it was already closed. */
-    async terminate(id: number, status: Exclude<StatStatus, 0>, change: StatChange = {}): Promise<boolean> {
+    async terminate(id: number, status: ClosedStatStatus, change: StatChange = {}): Promise<boolean> {
       checkAdvance(change);
       return stats.terminate(id, status, change, clock.now());
     },

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { escapeLike } from '../accounts/users.repository.js';
 import type { InstantRange } from '../jobs/date-range.js';
+import { TRAINING_STATUS } from './training-status.js';
 
 const COLUMNS = [
   'id',
@@ -115,9 +116,9 @@ export function createTrainingsRepository(db: Kysely<Database>) {
       await db.updateTable('trainings').set({ status, updated_at: new Date() }).where('id', '=', id).execute();
     },
 
-    /** Knowledges of GET /summaries: trainings that reached status 2 Trained. */
+    /** Knowledges of GET /summaries: trainings that reached Trained. */
     async countTrained(ownerId: number | undefined): Promise<number> {
-      let query = db.selectFrom('trainings').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 2);
+      let query = db.selectFrom('trainings').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', TRAINING_STATUS.Trained);
       if (ownerId !== undefined) query = query.where('user_id', '=', ownerId);
       const row = await query.executeTakeFirstOrThrow();
       return row.n;

@@ -4,11 +4,8 @@ import { instantRange } from '../jobs/date-range.js';
 import { isActive, JOB_STATUS_NAMES } from '../jobs/job-status.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
 import type { JobStatus } from '../../db/tables/jobs.js';
+import { isTrainingStatus } from './training-status.js';
 import type { TrainingFigures, TrainingRow, TrainingsRepository } from './trainings.repository.js';
-
-/** Training status codes: 0 Created (no model yet), 1 Training, 2 Trained, 3 Failed. */
-export const TRAINING_STATUS = { Created: 0, Training: 1, Trained: 2, Failed: 3 } as const;
-export const isTrainingStatus = (n: number) => Number.isInteger(n) && n >= 0 && n <= 3;
 
 /** Whose rows a caller reaches: its own, or everyone's for administrators. */
 export const ownerScope = (caller: Caller): number | undefined => (isAdmin(caller) ? undefined : caller.userId);

@@ -1,0 +1,242 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { STAT_STATUS } from '../model-records/stat-status.js';
+import { TRAINING_STATUS } from '../trainings/training-status.js';
+import { JOB_STATUS } from './job-status.js';
+
+/**
+ * The job state machine's storage: every write of `jobs.status` is a statement of this module (see the
+ * transitions in jobs.service.ts). The training queue is the jobs table itself: Pending jobs are claimed
+ * with `FOR UPDATE SKIP LOCKED`, so several worker processes on one Postgres each take a different job
+ * and a job runs once. A running job carries its worker's heartbeat; a job whose heartbeat stops (worker
+ * killed) is re-queued once, then failed with the reason. We use this rather than pg-boss because the
+ * job row already is the unit of work with its own status codes, and the same SQL runs on PGlite.
+ */
+export interface ClaimedJob {
+  id: number;
+  user_id: number;
+  training_id: number;
+  app_name: string;
+  attempts: number;
+}
+
+/** What the engine writes on a training when a run ends (model figures only when it finished). */
+export interface TrainingResult {
+  status: number;
+  neurons?: number;
+  inputs?: number;
+  outputs?: number;
+  layers_requested?: number;
+  layers_created?: number;
+  success_rate?: number;
+}
+
+/** Heartbeats older than this mark a running job as orphaned. */
+export const STALE_AFTER_MS = 30_000;
+/** A job is re-queued after a dead worker this many times, then failed. */
+export const MAX_ATTEMPTS = 2;
+
+const ACTIVE = [JOB_STATUS.Pending, JOB_STATUS.Running];
+const now = () => sql<Date>`now()`;
+
+/**
+ * Created -> Pending, the one statement for it. The data upload runs it inside its own transaction (so
+ * the data and the queued state commit together); `markPending` runs it on its own.
+ */
+export const markPendingQuery = (db: Kysely<Database>, jobId: number) =>
+  db.updateTable('jobs').set({ status: JOB_STATUS.Pending, updated_at: now() }).where('id', '=', jobId).where('status', '=', JOB_STATUS.Created);
+
+export function createJobQueueRepository(db: Kysely<Database>) {
+  return {
+    /** Created -> Pending; false when the job was not Created. */
+    async markPending(jobId: number): Promise<boolean> {
+      const result = await markPendingQuery(db, jobId).executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    /**
+     * Pending or Running -> Aborted in one statement, so an engine claiming the job at the same moment
+     * either sees Aborted or is told by `abort_requested`. Answers whether it was Running, or undefined
+     * when the job was in no abortable state.
+     */
+    async abortIfActive(id: number): Promise<{ wasRunning: boolean } | undefined> {
+      const row = await db
+        .updateTable('jobs')
+        .set({
+          status: JOB_STATUS.Aborted,
+          abort_requested: sql<boolean>`status = ${JOB_STATUS.Running}`,
+          finished_at: new Date(),
+          updated_at: new Date(),
+        })
+        .where('id', '=', id)
+        .where('status', 'in', ACTIVE)
+        .returning('abort_requested')
+        .executeTakeFirst();
+      return row ? { wasRunning: row.abort_requested } : undefined;
+    },
+
+    /** Finished, Failed or Aborted -> Pending again, with the engine's traces cleared. */
+    async requeue(id: number, fromStatus: number): Promise<boolean> {
+      const result = await db
+        .updateTable('jobs')
+        .set({
+          status: JOB_STATUS.Pending,
+          advance: 0,
+          abort_requested: false,
+          error: null,
+          worker: null,
+          heartbeat_at: null,
+          started_at: null,
+          finished_at: null,
+          updated_at: new Date(),
+        })
+        .where('id', '=', id)
+        .where('status', '=', fromStatus)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    /** Pending -> Running for the oldest Pending job; its training becomes Training. */
+    async claimNext(worker: string): Promise<ClaimedJob | undefined> {
+      return db.transaction().execute(async (trx) => {
+        const next = await trx
+          .selectFrom('jobs')
+          .select('id')
+          .where('status', '=', JOB_STATUS.Pending)
+          .orderBy('id')
+          .limit(1)
+          .forUpdate()
+          .skipLocked()
+          .executeTakeFirst();
+        if (!next) return undefined;
+        const job = await trx
+          .updateTable('jobs')
+          .set({
+            status: JOB_STATUS.Running,
+            worker,
+            advance: 0,
+            error: null,
+            abort_requested: false,
+            attempts: sql<number>`attempts + 1`,
+            started_at: now(),
+            heartbeat_at: now(),
+            updated_at: now(),
+          })
+          .where('id', '=', next.id)
+          .returning(['id', 'user_id', 'training_id', 'app_name', 'attempts'])
+          .executeTakeFirstOrThrow();
+        await trx.updateTable('trainings').set({ status: TRAINING_STATUS.Training, updated_at: now() }).where('id', '=', job.training_id).execute();
+        return job;
+      });
+    },
+
+    /** Beats for a job this worker still owns; answers false when the job was aborted or taken away. */
+    async heartbeat(jobId: number, worker: string, advance?: number): Promise<boolean> {
+      const result = await db
+        .updateTable('jobs')
+        .set({ heartbeat_at: now(), ...(advance === undefined ? {} : { advance }) })
+        .where('id', '=', jobId)
+        .where('worker', '=', worker)
+        .where('status', '=', JOB_STATUS.Running)
+        .where('abort_requested', '=', false)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    /** Running -> Finished, for the worker that runs it. */
+    async finish(jobId: number, worker: string, nets: string): Promise<boolean> {
+      const result = await db
+        .updateTable('jobs')
+        .set({ status: JOB_STATUS.Finished, advance: 100, nets, finished_at: now(), updated_at: now() })
+        .where('id', '=', jobId)
+        .where('worker', '=', worker)
+        .where('status', '=', JOB_STATUS.Running)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    /** Running -> Failed with the reason, for the worker that runs it. */
+    async fail(jobId: number, worker: string, reason: string): Promise<void> {
+      await db
+        .updateTable('jobs')
+        .set({ status: JOB_STATUS.Failed, error: reason.slice(0, 2000), finished_at: now(), updated_at: now() })
+        .where('id', '=', jobId)
+        .where('worker', '=', worker)
+        .where('status', '=', JOB_STATUS.Running)
+        .execute();
+    },
+
+    /** Shutdown: a job this worker was running goes back to the queue without counting an attempt. */
+    async handBack(jobId: number, worker: string): Promise<void> {
+      await db
+        .updateTable('jobs')
+        .set({ status: JOB_STATUS.Pending, worker: null, advance: 0, heartbeat_at: null, attempts: sql<number>`greatest(attempts - 1, 0)`, updated_at: now() })
+        .where('id', '=', jobId)
+        .where('worker', '=', worker)
+        .where('status', '=', JOB_STATUS.Running)
+        .execute();
+    },
+
+    async setTrainingResult(trainingId: number, result: TrainingResult): Promise<void> {
+      await db.updateTable('trainings').set({ ...result, updated_at: now() }).where('id', '=', trainingId).execute();
+    },
+
+    /**
+     * Running jobs whose worker stopped beating: re-queued while attempts remain, else failed with the
+     * reason. Answers what it did, for the log.
+     */
+    async recoverStale(staleAfterMs = STALE_AFTER_MS): Promise<{ requeued: number[]; failed: number[] }> {
+      const cutoff = sql<Date>`now() - make_interval(secs => ${staleAfterMs / 1000})`;
+      // One transaction: a re-queued job cannot be claimed (and get a new status record) before the
+      // dead run's record is closed below.
+      return db.transaction().execute(async (trx) => {
+        const requeued = await trx
+          .updateTable('jobs')
+          .set({ status: JOB_STATUS.Pending, worker: null, advance: 0, heartbeat_at: null, updated_at: now() })
+          .where('status', '=', JOB_STATUS.Running)
+          .where('heartbeat_at', '<', cutoff)
+          .where('attempts', '<', MAX_ATTEMPTS)
+          .returning('id')
+          .execute();
+        const failed = await trx
+          .updateTable('jobs')
+          .set({
+            status: JOB_STATUS.Failed,
+            error: `The worker running this job stopped responding ${MAX_ATTEMPTS} times; giving up`,
+            finished_at: now(),
+            updated_at: now(),
+          })
+          .where('status', '=', JOB_STATUS.Running)
+          .where('heartbeat_at', '<', cutoff)
+          .where('attempts', '>=', MAX_ATTEMPTS)
+          .returning(['id', 'training_id'])
+          .execute();
+        if (failed.length > 0) {
+          await trx.updateTable('trainings').set({ status: TRAINING_STATUS.Failed }).where('id', 'in', failed.map((f) => f.training_id)).execute();
+        }
+        const orphaned = [...requeued.map((r) => r.id), ...failed.map((r) => r.id)];
+        if (orphaned.length > 0) {
+          // The dead run's status record would otherwise stay Open forever: close it as Failed.
+          await trx
+            .updateTable('stat_records')
+            .set({ status: STAT_STATUS.Failed, text: 'the worker running this job stopped responding', updated_at: now(), terminated_at: now() })
+            .where('job_id', 'in', orphaned)
+            .where('status', '=', STAT_STATUS.Open)
+            .execute();
+        }
+        return { requeued: requeued.map((r) => r.id), failed: failed.map((r) => r.id) };
+      });
+    },
+
+    /** How many jobs are in each status (the metrics' queue gauges). */
+    async countByStatus(): Promise<{ status: number; n: number }[]> {
+      return db
+        .selectFrom('jobs')
+        .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+        .groupBy('status')
+        .execute();
+    },
+  };
+}
+
+export type JobQueueRepository = ReturnType<typeof createJobQueueRepository>;
