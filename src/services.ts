@@ -49,7 +49,7 @@ import { createAppRecordsService } from './domain/model-records/app-records.serv
 import { createForecastsService } from './domain/model-records/forecasts.service.js';
 import { createNetworksRepository } from './domain/model-records/networks.repository.js';
 import { createNetworksService } from './domain/model-records/networks.service.js';
-import type { OwnershipLookups } from './domain/model-records/ownership.js';
+import type { OwnershipLookups } from './domain/shared/access.js';
 import { createStatsRepository } from './domain/model-records/stats.repository.js';
 import { createStatsService } from './domain/model-records/stats.service.js';
 

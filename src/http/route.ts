@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { z } from 'zod';
 import type { Caller } from '../domain/caller.js';
-import { Errors } from '../domain/errors.js';
+import { requireAdmin } from '../domain/shared/access.js';
 import { ok } from './envelope.js';
 import { collectParams, parseParams } from './params.js';
 
@@ -68,7 +68,7 @@ export async function guard(request: FastifyRequest, scope: AuthScope, params: R
   const token = presentedSession(request, params);
   if (scope === 'optional' && token === undefined) return null;
   const caller = await request.server.authenticate(token);
-  if (scope === 'admin' && caller.role !== 'admin') throw Errors.forbidden();
+  if (scope === 'admin') requireAdmin(caller);
   request.caller = caller;
   return caller;
 }

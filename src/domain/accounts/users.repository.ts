@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { escapeLike } from '../../db/escape-like.js';
 import type { Database } from '../../db/schema.js';
 
 /** Public columns of a user; the password hash leaves this module only through findCredentials. */
@@ -127,8 +128,3 @@ export function createUsersRepository(db: Kysely<Database>) {
 }
 
 export type UsersRepository = ReturnType<typeof createUsersRepository>;
-
-/** Escapes LIKE wildcards so a search term matches literally. */
-export function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}

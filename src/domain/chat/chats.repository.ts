@@ -2,6 +2,7 @@ import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { ControlType, SentenceRole } from '../../db/tables/chat.js';
 import { Errors } from '../errors.js';
+import type { ColumnWhitelist } from '../shared/filter/index.js';
 import { newUsecaseHash } from './usecases.repository.js';
 
 const COLUMNS = [
@@ -22,6 +23,23 @@ const COLUMNS = [
   'chats.updated_at',
   'usecases.client_id',
 ] as const;
+
+/** Wire names of a Chat usable in `fields` and `where`, mapped to their columns. */
+export const CHAT_COLUMNS: ColumnWhitelist = {
+  Id: { column: 'chats.id', type: 'int' },
+  usca_Id: { column: 'chats.usecase_id', type: 'int' },
+  User_Id: { column: 'chats.user_id', type: 'int' },
+  StartDateTime: { column: 'chats.start_at', type: 'timestamp' },
+  FinishDateTime: { column: 'chats.finish_at', type: 'timestamp' },
+  Status: { column: 'chats.status', type: 'text' },
+  ControlType: { column: 'chats.control_type', type: 'text' },
+  UserManaging_Id: { column: 'chats.user_managing_id', type: 'int' },
+  Tokens: { column: 'chats.tokens', type: 'int' },
+  Hash: { column: 'chats.hash', type: 'text' },
+  Active: { column: 'chats.is_active', type: 'bool' },
+  Attention: { column: 'chats.needs_attention', type: 'bool' },
+  LastUpdDateTime: { column: 'chats.updated_at', type: 'timestamp' },
+};
 
 export interface ChatRow {
   id: number;

@@ -4,39 +4,15 @@ import type { TokenCounter } from '../../llm/tokens.js';
 import { isAdmin, type Caller } from '../caller.js';
 import { AppError, Errors, isAppError } from '../errors.js';
 import type { Clock, EventLog } from '../ports.js';
-import { filterExpression, parseFields, type ColumnWhitelist } from '../shared/filter/index.js';
-import type { ChatChanges, ChatRow, ChatsRepository, SaidSentence } from './chats.repository.js';
+import { filterExpression, parseFields } from '../shared/filter/index.js';
+import { CHAT_COLUMNS, type ChatChanges, type ChatRow, type ChatsRepository, type SaidSentence } from './chats.repository.js';
 import type { ClientsRepository } from './clients.repository.js';
 import type { ClientsService } from './clients.service.js';
-import { assertClientAccess, visibleClient } from './scope.js';
-import type { ChatSentenceRow, SentencesRepository } from './sentences.repository.js';
-import { SENTENCE_COLUMNS } from './sentences.service.js';
+import { assertClientAccess, visibleClient } from '../shared/access.js';
+import { CHAT_SENTENCE_COLUMNS, type ChatSentenceRow, type SentencesRepository } from './sentences.repository.js';
 import type { UsecaseRow, UsecasesRepository } from './usecases.repository.js';
 import { usecaseClosedReason } from './usecases.service.js';
 import { containsAnyWord } from './words.js';
-
-export const CHAT_COLUMNS: ColumnWhitelist = {
-  Id: { column: 'chats.id', type: 'int' },
-  usca_Id: { column: 'chats.usecase_id', type: 'int' },
-  User_Id: { column: 'chats.user_id', type: 'int' },
-  StartDateTime: { column: 'chats.start_at', type: 'timestamp' },
-  FinishDateTime: { column: 'chats.finish_at', type: 'timestamp' },
-  Status: { column: 'chats.status', type: 'text' },
-  ControlType: { column: 'chats.control_type', type: 'text' },
-  UserManaging_Id: { column: 'chats.user_managing_id', type: 'int' },
-  Tokens: { column: 'chats.tokens', type: 'int' },
-  Hash: { column: 'chats.hash', type: 'text' },
-  Active: { column: 'chats.is_active', type: 'bool' },
-  Attention: { column: 'chats.needs_attention', type: 'bool' },
-  LastUpdDateTime: { column: 'chats.updated_at', type: 'timestamp' },
-};
-export const CHAT_SENTENCE_COLUMNS: ColumnWhitelist = {
-  ...SENTENCE_COLUMNS,
-  DateTime: { column: 'chat_sentences.created_at', type: 'timestamp' },
-  Role: { column: 'chat_sentences.role', type: 'int' },
-  Rate: { column: 'chat_sentences.rate', type: 'int' },
-  User_Id: { column: 'chat_sentences.user_id', type: 'int' },
-};
 
 /**
  * Tokens one exchange may use, prompt and reply together: the legacy default of `max_tokens`. The

@@ -1,5 +1,6 @@
 import type { Expression, Kysely, SqlBool } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { ColumnWhitelist } from '../shared/filter/index.js';
 
 const COLUMNS = [
   'clients.id',
@@ -15,6 +16,24 @@ const COLUMNS = [
   'clients.created_at',
   'clients.updated_at',
 ] as const;
+
+/** Columns a `where` may test; the provider key is deliberately absent. */
+export const CLIENT_FILTER_COLUMNS: ColumnWhitelist = {
+  Id: { column: 'clients.id', type: 'int' },
+  FiscalId: { column: 'clients.fiscal_id', type: 'text' },
+  CompanyName: { column: 'clients.company_name', type: 'text' },
+  CompanyLegalName: { column: 'clients.company_legal_name', type: 'text' },
+  CompanyAddress1: { column: 'clients.company_address1', type: 'text' },
+  CompanyAddress2: { column: 'clients.company_address2', type: 'text' },
+  CompanyAddress3: { column: 'clients.company_address3', type: 'text' },
+  CompanyCity: { column: 'clients.company_city', type: 'text' },
+  CompanyZipCode: { column: 'clients.company_zip_code', type: 'text' },
+};
+/** Columns `fields` may pick: the filterable ones plus the (masked) key. */
+export const CLIENT_FIELDS: ColumnWhitelist = {
+  ...CLIENT_FILTER_COLUMNS,
+  CompanyProviderKey: { column: 'clients.provider_key_hint', type: 'text' },
+};
 
 /** A client as services see it: the encrypted key stays inside this module except through findSealedKey. */
 export interface ClientRow {

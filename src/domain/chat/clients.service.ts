@@ -1,27 +1,9 @@
-import { isAdmin, type Caller } from '../caller.js';
+import type { Caller } from '../caller.js';
 import { AppError, Errors } from '../errors.js';
-import { filterExpression, parseFields, type ColumnWhitelist } from '../shared/filter/index.js';
-import type { ClientDetails, ClientRow, ClientsRepository } from './clients.repository.js';
-import { assertClientAccess, visibleClient } from './scope.js';
+import { filterExpression, parseFields } from '../shared/filter/index.js';
+import { CLIENT_FIELDS, CLIENT_FILTER_COLUMNS, type ClientDetails, type ClientRow, type ClientsRepository } from './clients.repository.js';
+import { assertClientAccess, requireAdmin, visibleClient } from '../shared/access.js';
 import { maskSecret, type SecretBox } from './secret-box.js';
-
-/** Columns a `where` may test; the provider key is deliberately absent. */
-export const CLIENT_FILTER_COLUMNS: ColumnWhitelist = {
-  Id: { column: 'clients.id', type: 'int' },
-  FiscalId: { column: 'clients.fiscal_id', type: 'text' },
-  CompanyName: { column: 'clients.company_name', type: 'text' },
-  CompanyLegalName: { column: 'clients.company_legal_name', type: 'text' },
-  CompanyAddress1: { column: 'clients.company_address1', type: 'text' },
-  CompanyAddress2: { column: 'clients.company_address2', type: 'text' },
-  CompanyAddress3: { column: 'clients.company_address3', type: 'text' },
-  CompanyCity: { column: 'clients.company_city', type: 'text' },
-  CompanyZipCode: { column: 'clients.company_zip_code', type: 'text' },
-};
-/** Columns `fields` may pick: the filterable ones plus the (masked) key. */
-export const CLIENT_FIELDS: ColumnWhitelist = {
-  ...CLIENT_FILTER_COLUMNS,
-  CompanyProviderKey: { column: 'clients.provider_key_hint', type: 'text' },
-};
 
 export interface ClientChanges {
   details?: ClientDetails;
@@ -62,9 +44,7 @@ export function createClientsService(deps: { clients: ClientsRepository; secretB
       const client = await clients.findById(id);
       if (!client) throw Errors.notFound('Client', id);
       assertClientAccess(caller, id, 'Client', id);
-      if ((changes.attachUserId !== undefined || changes.detachUserId !== undefined) && !isAdmin(caller)) {
-        throw Errors.forbidden('attaching users to a client');
-      }
+      if (changes.attachUserId !== undefined || changes.detachUserId !== undefined) requireAdmin(caller, 'attaching users to a client');
       const patch: ClientDetails & { provider_key_enc?: string; provider_key_hint?: string } = { ...changes.details };
       if (changes.providerKey !== undefined) {
         const key = checkProviderKey(changes.providerKey);

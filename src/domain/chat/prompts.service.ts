@@ -3,7 +3,7 @@ import type { TokenCounter } from '../../llm/tokens.js';
 import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
 import type { ClientsService } from './clients.service.js';
-import { requireOwnClient } from './scope.js';
+import { requireOwnClient } from '../shared/access.js';
 
 /** `max_tokens` of POST /aichat when omitted (spec section 8). */
 export const DEFAULT_PROMPT_MAX_TOKENS = 4000;

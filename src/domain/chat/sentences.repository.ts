@@ -1,6 +1,7 @@
 import type { Expression, Kysely, SqlBool } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { SentenceRole } from '../../db/tables/chat.js';
+import type { ColumnWhitelist } from '../shared/filter/index.js';
 
 export interface SentenceRow {
   id: number;
@@ -24,6 +25,26 @@ export interface UsecaseSentenceRow extends SentenceRow {
 }
 
 const COLUMNS = ['sentences.id', 'sentences.client_id', 'sentences.text', 'sentences.tokens', 'sentences.created_at', 'sentences.updated_at'] as const;
+
+/** Wire names of a Sentence usable in `fields` and `where`; in a use case or a chat they gain its columns. */
+export const SENTENCE_COLUMNS: ColumnWhitelist = {
+  Id: { column: 'sentences.id', type: 'int' },
+  Text: { column: 'sentences.text', type: 'text' },
+  Tokens: { column: 'sentences.tokens', type: 'int' },
+  clie_Id: { column: 'sentences.client_id', type: 'int' },
+  DateTime: { column: 'sentences.created_at', type: 'timestamp' },
+};
+export const USECASE_SENTENCE_COLUMNS: ColumnWhitelist = {
+  ...SENTENCE_COLUMNS,
+  Order: { column: 'usecase_sentences.position', type: 'int' },
+};
+export const CHAT_SENTENCE_COLUMNS: ColumnWhitelist = {
+  ...SENTENCE_COLUMNS,
+  DateTime: { column: 'chat_sentences.created_at', type: 'timestamp' },
+  Role: { column: 'chat_sentences.role', type: 'int' },
+  Rate: { column: 'chat_sentences.rate', type: 'int' },
+  User_Id: { column: 'chat_sentences.user_id', type: 'int' },
+};
 
 export function createSentencesRepository(db: Kysely<Database>) {
   return {

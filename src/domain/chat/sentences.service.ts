@@ -1,24 +1,12 @@
 import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
 import type { Clock } from '../ports.js';
-import { filterExpression, parseFields, type ColumnWhitelist } from '../shared/filter/index.js';
+import { filterExpression, parseFields } from '../shared/filter/index.js';
 import type { TokenCounter } from '../../llm/tokens.js';
-import { assertClientAccess, requireOwnClient, visibleClient } from './scope.js';
-import type { SentenceRow, SentencesRepository, UsecaseSentenceRow } from './sentences.repository.js';
+import { assertClientAccess, requireOwnClient, visibleClient } from '../shared/access.js';
+import { SENTENCE_COLUMNS, USECASE_SENTENCE_COLUMNS, type SentenceRow, type SentencesRepository, type UsecaseSentenceRow } from './sentences.repository.js';
 import type { UsecasesRepository } from './usecases.repository.js';
 import type { UsecasesService } from './usecases.service.js';
-
-export const SENTENCE_COLUMNS: ColumnWhitelist = {
-  Id: { column: 'sentences.id', type: 'int' },
-  Text: { column: 'sentences.text', type: 'text' },
-  Tokens: { column: 'sentences.tokens', type: 'int' },
-  clie_Id: { column: 'sentences.client_id', type: 'int' },
-  DateTime: { column: 'sentences.created_at', type: 'timestamp' },
-};
-export const USECASE_SENTENCE_COLUMNS: ColumnWhitelist = {
-  ...SENTENCE_COLUMNS,
-  Order: { column: 'usecase_sentences.position', type: 'int' },
-};
 
 export function createSentencesService(deps: {
   sentences: SentencesRepository;

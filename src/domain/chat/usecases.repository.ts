@@ -1,6 +1,7 @@
 import { sql, type Expression, type Kysely, type SqlBool, type Transaction } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../db/schema.js';
+import type { ColumnWhitelist } from '../shared/filter/index.js';
 
 const COLUMNS = [
   'usecases.id',
@@ -22,6 +23,27 @@ const COLUMNS = [
   'usecases.created_at',
   'usecases.updated_at',
 ] as const;
+
+/** Wire names of a Use case usable in `fields` and `where`, mapped to their columns. */
+export const USECASE_COLUMNS: ColumnWhitelist = {
+  Id: { column: 'usecases.id', type: 'int' },
+  clie_Id: { column: 'usecases.client_id', type: 'int' },
+  User_Id: { column: 'usecases.user_id', type: 'int' },
+  Description: { column: 'usecases.description', type: 'text' },
+  Welcome: { column: 'usecases.welcome', type: 'text' },
+  StartDateTime: { column: 'usecases.start_at', type: 'timestamp' },
+  FinishDateTime: { column: 'usecases.finish_at', type: 'timestamp' },
+  Tokens: { column: 'usecases.tokens', type: 'int' },
+  WordsForManual: { column: 'usecases.words_for_manual', type: 'text' },
+  WordsForAttention: { column: 'usecases.words_for_attention', type: 'text' },
+  TimeOutForAutoMsg: { column: 'usecases.timeout_for_auto_msg', type: 'int' },
+  AutoMsg: { column: 'usecases.auto_msg', type: 'text' },
+  ManualMessage: { column: 'usecases.manual_message', type: 'text' },
+  LastUpdDateTime: { column: 'usecases.updated_at', type: 'timestamp' },
+  Hash: { column: 'usecases.hash', type: 'text' },
+  Temperature: { column: 'usecases.temperature', type: 'number' },
+  Active: { column: 'usecases.is_active', type: 'bool' },
+};
 
 export interface UsecaseRow {
   id: number;

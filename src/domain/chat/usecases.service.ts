@@ -1,31 +1,11 @@
 import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
 import type { Clock } from '../ports.js';
-import { filterExpression, parseFields, type ColumnWhitelist } from '../shared/filter/index.js';
+import { filterExpression, parseFields } from '../shared/filter/index.js';
 import type { ClientsRepository } from './clients.repository.js';
-import { assertClientAccess, visibleClient } from './scope.js';
+import { assertClientAccess, visibleClient } from '../shared/access.js';
 import type { SentencesRepository } from './sentences.repository.js';
-import type { UsecaseFields, UsecaseRow, UsecasesRepository } from './usecases.repository.js';
-
-export const USECASE_COLUMNS: ColumnWhitelist = {
-  Id: { column: 'usecases.id', type: 'int' },
-  clie_Id: { column: 'usecases.client_id', type: 'int' },
-  User_Id: { column: 'usecases.user_id', type: 'int' },
-  Description: { column: 'usecases.description', type: 'text' },
-  Welcome: { column: 'usecases.welcome', type: 'text' },
-  StartDateTime: { column: 'usecases.start_at', type: 'timestamp' },
-  FinishDateTime: { column: 'usecases.finish_at', type: 'timestamp' },
-  Tokens: { column: 'usecases.tokens', type: 'int' },
-  WordsForManual: { column: 'usecases.words_for_manual', type: 'text' },
-  WordsForAttention: { column: 'usecases.words_for_attention', type: 'text' },
-  TimeOutForAutoMsg: { column: 'usecases.timeout_for_auto_msg', type: 'int' },
-  AutoMsg: { column: 'usecases.auto_msg', type: 'text' },
-  ManualMessage: { column: 'usecases.manual_message', type: 'text' },
-  LastUpdDateTime: { column: 'usecases.updated_at', type: 'timestamp' },
-  Hash: { column: 'usecases.hash', type: 'text' },
-  Temperature: { column: 'usecases.temperature', type: 'number' },
-  Active: { column: 'usecases.is_active', type: 'bool' },
-};
+import { USECASE_COLUMNS, type UsecaseFields, type UsecaseRow, type UsecasesRepository } from './usecases.repository.js';
 
 export interface UsecaseQuery {
   userId?: number;

@@ -1,6 +1,6 @@
 import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { escapeLike } from '../accounts/users.repository.js';
+import { escapeLike } from '../../db/escape-like.js';
 import type { ColumnWhitelist } from '../shared/filter/index.js';
 
 export interface ConsumptionRow {

@@ -1,6 +1,7 @@
-import { isAdmin, type Caller } from '../caller.js';
+import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
 import type { Clock } from '../ports.js';
+import { ownerScope } from '../shared/access.js';
 import { filterExpression } from '../shared/filter/index.js';
 import {
   CONSUMPTION_COLUMNS,
@@ -46,7 +47,7 @@ export function createConsumptionsService(deps: { consumptions: ConsumptionsRepo
       const { filters, tz, ...filter } = query;
       return consumptions.list({
         ...filter,
-        onlyUserId: isAdmin(caller) ? undefined : caller.userId,
+        onlyUserId: ownerScope(caller),
         condition: filterExpression(filters, CONSUMPTION_COLUMNS, { parameter: 'filters', tz }),
       });
     },

@@ -1,9 +1,9 @@
 import { Duration } from 'luxon';
 import type { DataDatePart, DatasetColumn, DatasetKind } from '../../db/tables/data.js';
 import type { Caller } from '../caller.js';
-import { isAdmin } from '../caller.js';
 import { AppError, Errors } from '../errors.js';
 import { JOB_STATUS } from '../jobs/job-status.js';
+import { mayReach } from '../shared/access.js';
 import { applyMappings, datePartOf, defaultColumns, MAPPING_VALUES, parseMapping, type ColumnMapping } from './columns.js';
 import { copyLinesOf, openCsv, uploadBudget } from './csv-ingest.js';
 import type { DataRepository, DatasetRow } from './data.repository.js';
@@ -73,7 +73,7 @@ export function createDataService({ repository, maxUploadBytes, onQueued }: Data
   /** Consumers reach only their own jobs; someone else's job reads as missing. */
   async function ownedJob(caller: Caller, jobId: number) {
     const job = await repository.findJob(jobId);
-    if (!job || (!isAdmin(caller) && job.user_id !== caller.userId)) throw Errors.notFound('Job', jobId);
+    if (!job || !mayReach(caller, job.user_id)) throw Errors.notFound('Job', jobId);
     return job;
   }
 

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { escapeLike } from '../accounts/users.repository.js';
-import type { InstantRange } from './date-range.js';
+import { escapeLike } from '../../db/escape-like.js';
+import type { InstantRange } from '../shared/date-range.js';
 import { JOB_STATUS } from './job-status.js';
 
 /** A job as the endpoints show it: its own columns, its owner's name and its training's figures. */

@@ -1,6 +1,7 @@
-import { isAdmin, type Caller } from '../caller.js';
+import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
 import type { Clock, LogType } from '../ports.js';
+import { requireAdmin } from '../shared/access.js';
 import { filterExpression } from '../shared/filter/index.js';
 import { LOG_COLUMNS, type LogListFilter, type LogRow, type LogsRepository } from './logs.repository.js';
 
@@ -28,7 +29,7 @@ export function createLogsService(deps: { logs: LogsRepository; clock: Clock }) 
   const { logs, clock } = deps;
   return {
     async list(caller: Caller, query: LogQuery): Promise<LogRow[]> {
-      if (!isAdmin(caller)) throw Errors.forbidden('reading logs');
+      requireAdmin(caller, 'reading logs');
       const limit = query.limit === undefined || query.limit === 0 ? DEFAULT_LOG_LIMIT : query.limit;
       if (limit < 0 || limit > MAX_LOG_LIMIT) throw Errors.invalidParameter('limit', `must be between 0 and ${MAX_LOG_LIMIT}`);
       return logs.list({

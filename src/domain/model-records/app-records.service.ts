@@ -3,7 +3,7 @@ import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
 import type { Clock } from '../ports.js';
 import { filterExpression, parseFields } from '../shared/filter/index.js';
-import { ownerScope } from '../trainings/trainings.service.js';
+import { ownerScope } from '../shared/access.js';
 import {
   APP_RECORD_COLUMNS,
   type AppParameters,
@@ -11,7 +11,7 @@ import {
   type AppRecordsRepository,
   type TrainingFigures,
 } from './app-records.repository.js';
-import { requireJob, requireTraining, type OwnedJob, type OwnershipLookups } from './ownership.js';
+import { requireJob, requireTraining, type OwnedJob, type OwnershipLookups } from '../shared/access.js';
 
 /** Hidden layers the engine builds at most (src/training/engine.ts MAX_HIDDEN_LAYERS). */
 const MAX_LAYERS = 5;

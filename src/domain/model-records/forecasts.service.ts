@@ -3,7 +3,7 @@ import { asEncoderState, predict } from '../../training/predict.js';
 import type { TrainedModel } from '../../training/types.js';
 import type { Caller } from '../caller.js';
 import { AppError, Errors } from '../errors.js';
-import { requireJob, requireTraining, type OwnedJob, type OwnershipLookups } from './ownership.js';
+import { requireJob, requireTraining, type OwnedJob, type OwnershipLookups } from '../shared/access.js';
 import type { NetworksService } from './networks.service.js';
 
 /** Where a predicted row goes: one new output record of the job (the data area's writer); answers its id. */

@@ -3,7 +3,7 @@ import type { Caller } from '../caller.js';
 import { AppError, Errors } from '../errors.js';
 import type { Clock } from '../ports.js';
 import type { NetworksRepository, StoredNetworkSummary } from './networks.repository.js';
-import { requireTraining, type OwnershipLookups } from './ownership.js';
+import { requireTraining, type OwnershipLookups } from '../shared/access.js';
 
 const noNetwork = (trainingId: number) => new AppError('not_found', `No network stored for training ${trainingId}`);
 

@@ -1,8 +1,8 @@
 import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
 import type { Clock } from '../ports.js';
-import { ownerScope } from '../trainings/trainings.service.js';
-import { requireJob, type OwnershipLookups } from './ownership.js';
+import { ownerScope } from '../shared/access.js';
+import { requireJob, type OwnershipLookups } from '../shared/access.js';
 import { isStatStatus, STAT_STATUS, type ClosedStatStatus } from './stat-status.js';
 import type { StatChange, StatProcess, StatRecordRow, StatsRepository } from './stats.repository.js';
 

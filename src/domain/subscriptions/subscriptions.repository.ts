@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { escapeLike } from '../accounts/users.repository.js';
+import { escapeLike } from '../../db/escape-like.js';
 
 export interface SubscriptionRow {
   id: number;

@@ -3,6 +3,7 @@ import type { ApplicationsService } from '../applications/applications.service.j
 import { isAdmin, type Caller } from '../caller.js';
 import { AppError, Errors } from '../errors.js';
 import type { Clock } from '../ports.js';
+import { ownerScope } from '../shared/access.js';
 import type { SubscriptionListFilter, SubscriptionRow, SubscriptionsRepository } from './subscriptions.repository.js';
 
 /** What PATCH /subscriptions may change on an open subscription. */
@@ -43,11 +44,10 @@ export function createSubscriptionsService(deps: {
 
     /** Administrators see everyone's unless `ownOnly`; consumers always only their own. */
     async list(caller: Caller, filter: Omit<SubscriptionListFilter, 'onlyUserId'> & { ownOnly?: boolean }): Promise<SubscriptionRow[]> {
-      const everyone = isAdmin(caller) && !filter.ownOnly;
       return subscriptions.listLatest({
         search: filter.search,
         status: filter.status,
-        onlyUserId: everyone ? undefined : caller.userId,
+        onlyUserId: filter.ownOnly ? caller.userId : ownerScope(caller),
       });
     },
 

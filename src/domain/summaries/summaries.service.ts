@@ -1,4 +1,5 @@
 import { isAdmin, type Caller } from '../caller.js';
+import { ownerScope } from '../shared/access.js';
 
 export interface Summary {
   user: { name: string; lastname: string; email: string };
@@ -15,7 +16,7 @@ export interface Summary {
 export function createSummariesService(deps: { counters: SummaryCounters }) {
   return {
     async forCaller(caller: Caller): Promise<Summary> {
-      const scopeUserId = isAdmin(caller) ? undefined : caller.userId;
+      const scopeUserId = ownerScope(caller);
       const [running, knowledges] = await Promise.all([
         deps.counters.runningJobs(scopeUserId),
         deps.counters.knowledges(scopeUserId),

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { escapeLike } from '../accounts/users.repository.js';
-import type { InstantRange } from '../jobs/date-range.js';
+import { escapeLike } from '../../db/escape-like.js';
+import type { InstantRange } from '../shared/date-range.js';
 import { TRAINING_STATUS } from './training-status.js';
 
 const COLUMNS = [

@@ -1,14 +1,12 @@
-import { isAdmin, type Caller } from '../caller.js';
+import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
-import { instantRange } from '../jobs/date-range.js';
+import { ownerScope } from '../shared/access.js';
+import { instantRange } from '../shared/date-range.js';
 import { isActive, JOB_STATUS_NAMES } from '../jobs/job-status.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
 import type { JobStatus } from '../../db/tables/jobs.js';
 import { isTrainingStatus } from './training-status.js';
 import type { TrainingFigures, TrainingRow, TrainingsRepository } from './trainings.repository.js';
-
-/** Whose rows a caller reaches: its own, or everyone's for administrators. */
-export const ownerScope = (caller: Caller): number | undefined => (isAdmin(caller) ? undefined : caller.userId);
 
 /** Removes the user data (uploaded rows, outputs) of one job; the data area provides it. */
 export type DataCleaner = (jobId: number) => Promise<void>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { instantRange } from '../../src/domain/jobs/date-range.js';
+import { instantRange } from '../../src/domain/shared/date-range.js';
 
 describe('instantRange (date_from/date_to in the request time zone)', () => {
   it('covers whole days, minutes or seconds of the wall clock, across a DST change', () => {
