@@ -30,8 +30,8 @@ export function loadNetwork(json: unknown): NetworkLike {
 }
 
 export function asEncoderState(model: TrainedModel): EncoderState {
-  const encoder = model.encoder as EncoderState | null;
-  if (model.version !== 1 || !encoder || encoder.version !== 1) {
+  const encoder = model.version === 1 ? (model.encoder as EncoderState | null) : null;
+  if (!encoder || encoder.version !== 1) {
     throw new TrainingError('invalid_input', 'Unsupported trained model version');
   }
   return encoder;
@@ -78,7 +78,7 @@ export function predict(
   rows: Record<string, string>[] | (string | null)[][],
 ): Record<string, string>[] {
   const encoder = asEncoderState(model);
-  const net = loadNetwork(model.network);
+  const net = loadNetwork((model as { network: unknown }).network);
   const index = new Map<string, number>();
   header.forEach((name, i) => {
     if (!index.has(name)) index.set(name, i);

@@ -62,6 +62,12 @@ export interface TrainingParams {
    * Undefined: a random seed is drawn and recorded in `model.params.seed` so a run can be reproduced.
    */
   seed?: number;
+  /**
+   * Which model families compete (App record `ModelFamily`, an addition): 'auto' (default) = every family
+   * that applies, chosen by rolling-origin backtest (engine.ts); 'network' = the legacy single brain.js
+   * network, as before the forecasting engine (no selection, no intervals).
+   */
+  modelFamily?: 'auto' | 'network';
 }
 
 /** Rows are in upload order (chronological). Empty string or null in ALL output cells = row to forecast. */
@@ -84,7 +90,10 @@ export interface TrainingProgress {
   advance: number;
 }
 
-export interface TrainedModel {
+export type TrainedModel = TrainedModelV1 | TrainedModelV2;
+
+/** The legacy network-only model (ModelFamily 'network', and every model stored before the engine). */
+export interface TrainedModelV1 {
   version: 1;
   /** brain.js NeuralNetwork#toJSON() */
   network: unknown;
@@ -94,13 +103,70 @@ export interface TrainedModel {
   params: TrainingParams;
 }
 
+/**
+ * A model chosen by the forecasting engine: per output column the selected family (or inverse-error
+ * weighted combination) refitted on every known row, plus what is needed to turn CSV rows into features.
+ * Opaque outside src/training: predict() is the only reader.
+ */
+export interface TrainedModelV2 {
+  version: 2;
+  params: TrainingParams;
+  engine: unknown;
+}
+
+/** Prediction interval bounds of one numeric output cell, formatted like the forecast itself. */
+export interface ForecastInterval {
+  lo80: string;
+  hi80: string;
+  lo95: string;
+  hi95: string;
+}
+
+/** One candidate's backtest score for one output. error null = the family failed or did not apply (see note). */
+export interface CandidateScore {
+  name: string;
+  description: string;
+  error: number | null;
+  note?: string;
+}
+
+/** How one output column's model was chosen. Errors are in the output's units (MAE) or 0..1 (error rate). */
+export interface OutputSelection {
+  column: string;
+  kind: 'numeric' | 'categorical';
+  metric: 'MAE' | 'error rate';
+  /** Winning candidate name, or 'combination'. */
+  chosen: string;
+  /** e.g. "combination of linear (0.62) and sarima (0.38)". */
+  description: string;
+  /** Backtest error of the chosen model. */
+  error: number;
+  /** The best naive-family candidate (the bar every forecast must clear). */
+  baseline: { name: string; error: number };
+  candidates: CandidateScore[];
+}
+
+/** The engine's explanation of a run, shown in the status record and GET /jobs_progress progress=2. */
+export interface SelectionReport {
+  modelFamily: 'auto' | 'network';
+  /** rolling-origin for time-ordered data, k-fold for tabular data, holdout for the legacy network. */
+  scheme: 'rolling-origin' | 'k-fold' | 'holdout';
+  windows: number;
+  horizon: number;
+  frequency: string;
+  season: number;
+  outputs: OutputSelection[];
+}
+
 export interface TrainingResult {
   model: TrainedModel;
   /**
    * Full rows keyed by CSV column names: inputs, dates and ignored columns copied, outputs predicted.
    * rowIndex = index into input.rows; null for generated future rows.
    */
-  forecasts: { rowIndex: number | null; values: Record<string, string> }[];
+  forecasts: { rowIndex: number | null; values: Record<string, string>; intervals?: Record<string, ForecastInterval> }[];
+  /** Which model won and why; undefined only for results of engines older than issue 10. */
+  selection?: SelectionReport;
   /**
    * Hold-out metrics (last 20% of known rows, model trained on the first 80%), raw predictions (no margins,
    * no clipping, no rounding), original units of the outputs. Several numeric outputs: the mean of the

@@ -1,0 +1,99 @@
+/**
+ * The one interface every forecasting model family implements (issue 10). The engine (engine.ts) turns an
+ * upload into FitRows per output column, asks each applicable family to fit on the rows before each backtest
+ * window, scores the window, selects, then refits the winners on every known row and stores their `state`.
+ *
+ * Families never see CSV cells, dates or HTTP: only numbers the engine prepared. They must be deterministic
+ * for a given `ctx.seed` (no Math.random), synchronous, and JSON-safe in their `state`.
+ */
+import type { Frequency } from '../dates.js';
+
+export type OutputKind = 'numeric' | 'categorical';
+
+/** What the engine learnt about the data before any model sees it. */
+export interface SeriesInfo {
+  /** Rows lie on a real, mostly regular time axis: trend, lags and seasons make sense. False = tabular data. */
+  timeOrdered: boolean;
+  frequency: Frequency;
+  /** Season length in time steps (monthly 12, daily 7, hourly 24); 1 = no season. */
+  season: number;
+  /** Longer seasons worth modelling with calendar terms (daily data: 365.25), 0 = none. Informational. */
+  yearLength: number;
+  /** Steps to forecast; also the length of each backtest window. */
+  horizon: number;
+}
+
+/**
+ * Rows a model is fitted on, for ONE output column. When info.timeOrdered they are chronological and
+ * `time` is the position on the time axis in steps (integer, strictly increasing, gaps allowed); otherwise
+ * `time` is just the row's index and carries no meaning.
+ */
+export interface FitRows {
+  time: number[];
+  /**
+   * Exogenous features per row, all the same width, already scaled by the engine (numeric inputs
+   * standardised on the fit rows, categories one-hot, calendar terms as sin/cos or season dummies).
+   * Never contains the target or its lags: a family that wants lags builds them from `target` and `time`.
+   */
+  features: number[][];
+  /** Numbers for a numeric output; class labels for a categorical output. */
+  target: number[] | string[];
+}
+
+/** Rows to predict: same feature layout as the fit rows. */
+export interface PredictRows {
+  time: number[];
+  features: number[][];
+}
+
+/** Training parameters of the App record that a family may honour (all optional, resolved by the engine). */
+export interface FamilyParams {
+  /** Hidden layers requested (LayersRequested), network only. 0 = automatic. */
+  layersRequested: number;
+  /** LearningRate, network only. */
+  learningRate: number;
+  /** Epoch cap per network fit (App record / engine default). */
+  epochs: number;
+  /** DeviatedTarget (percent) early-stop goal of the legacy network, undefined = disabled. */
+  deviatedTarget?: number;
+  /** DeviationTarget (percent), the success tolerance. */
+  deviationTarget: number;
+}
+
+export interface FitContext {
+  info: SeriesInfo;
+  /** Deterministic seed for this fit (derived from data + params + window); use prng.mulberry32(seed). */
+  seed: number;
+  params: FamilyParams;
+  /** Feature names (same order as FitRows.features columns), for describe(). */
+  featureNames: string[];
+  /** Report the share (0..1) of this fit's work done; call at least every ~100 ms of work. */
+  progress(done: number): void;
+}
+
+/** A fitted model. `state` is JSON-safe and enough for the family's revive() to predict identically. */
+export interface FittedModel<State = unknown> {
+  /**
+   * Predictions for the rows, in order. Rows with time after the last fit row are forecast (recursively
+   * over the model's own predictions for lag-based models, using each row's features); rows at or before
+   * it get the model's one-step-ahead value for that time. Numeric families return numbers, categorical
+   * families class labels.
+   */
+  predict(rows: PredictRows): number[] | string[];
+  /** One line, e.g. "SARIMA(1,1,1)(0,1,1)12", "ridge on 14 features (trend, 11 month terms, 2 inputs)". */
+  describe(): string;
+  readonly state: State;
+}
+
+export interface ModelFamily<State = unknown> {
+  /** Stable identifier stored with the model: 'naive', 'seasonal_naive', 'drift', 'seasonal_drift', 'mean', 'season_mean', 'linear', 'sarima', 'network', 'logistic', 'majority'. */
+  readonly name: string;
+  readonly kind: OutputKind;
+  /** Whether the family can be fitted on `rows` fit rows of this data (e.g. SARIMA needs a time axis and two seasons). */
+  applies(info: SeriesInfo, rows: number): boolean;
+  /** Relative cost of one fit on `rows` rows (naive 1 ... network 100+), used to weight progress. */
+  cost(info: SeriesInfo, rows: number): number;
+  fit(rows: FitRows, ctx: FitContext): FittedModel<State>;
+  /** Rebuilds the fitted model from its stored state (after a restart); must predict identically. */
+  revive(state: State): FittedModel<State>;
+}
