@@ -3,8 +3,10 @@ import { z } from 'zod';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
 import { sessionCookie } from '../shared/accounts.handlers.js';
+import { OlderLogin, OlderSessionCheck } from '../shared/accounts.shapes.js';
 import { loginParams, logoutParams } from '../shared/accounts.params.js';
 import { summariesRoute, usersRoutes } from '../shared/users.routes.js';
+import { success } from '../../http/contract.js';
 
 /** Section 4.1 as the older version shapes it (spec 9.3): login {User_Id, Hash}, check answers the token. */
 export function accountsRoutes(app: FastifyInstance, services: Services, options: { loginPerMinute: number }) {
@@ -15,6 +17,7 @@ export function accountsRoutes(app: FastifyInstance, services: Services, options
     perMinute: options.loginPerMinute,
     summary: 'Log in; answers [{User_Id, Hash}]',
     params: loginParams,
+    reply: OlderLogin,
     async handler({ params, request, reply }) {
       const { token, user } = await services.sessions.login(params.email, params.password, { ip: request.ip, requestId: request.id });
       sessionCookie(reply, token);
@@ -28,6 +31,7 @@ export function accountsRoutes(app: FastifyInstance, services: Services, options
     auth: 'session',
     summary: 'Check a session; answers the session token',
     params: z.object({}),
+    reply: OlderSessionCheck,
     async handler({ caller }) {
       return caller.token;
     },
@@ -39,6 +43,7 @@ export function accountsRoutes(app: FastifyInstance, services: Services, options
     auth: 'session',
     summary: 'Log out (user_id and session in the query)',
     params: logoutParams,
+    reply: success,
     async handler({ params, caller, reply }) {
       await services.sessions.logout(caller, params.user_id);
       reply.clearCookie('session', { path: '/' });

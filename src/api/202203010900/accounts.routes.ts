@@ -5,6 +5,8 @@ import type { Services } from '../../services.js';
 import { summariesRoute, usersRoutes } from '../shared/users.routes.js';
 import { loginParams, logoutParams } from '../shared/accounts.params.js';
 import { sessionCookie } from '../shared/accounts.handlers.js';
+import { CurrentLogin, SessionCheck } from '../shared/accounts.shapes.js';
+import { success } from '../../http/contract.js';
 
 /** Section 4.1 of the current version: sessions, passwords, users, summaries. */
 export function accountsRoutes(app: FastifyInstance, services: Services, options: { loginPerMinute: number }) {
@@ -15,6 +17,7 @@ export function accountsRoutes(app: FastifyInstance, services: Services, options
     perMinute: options.loginPerMinute,
     summary: 'Log in; answers [{User_Role, Name, Client_Id, User_Id, Hash}] and sets the session cookie',
     params: loginParams,
+    reply: CurrentLogin,
     async handler({ params, request, reply }) {
       const { token, user } = await services.sessions.login(params.email, params.password, { ip: request.ip, requestId: request.id });
       sessionCookie(reply, token);
@@ -36,6 +39,7 @@ export function accountsRoutes(app: FastifyInstance, services: Services, options
     auth: 'session',
     summary: 'Check a session: {hash, user: {role, name}}',
     params: z.object({}),
+    reply: SessionCheck,
     async handler({ caller }) {
       return { hash: caller.token, user: { role: caller.role, name: caller.name } };
     },
@@ -48,6 +52,7 @@ export function accountsRoutes(app: FastifyInstance, services: Services, options
       auth: 'session',
       summary: 'Log out (ends the session)',
       params: logoutParams,
+      reply: success,
       async handler({ params, caller, reply }) {
         await services.sessions.logout(caller, params.user_id);
         reply.clearCookie('session', { path: '/' });

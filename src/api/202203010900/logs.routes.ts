@@ -8,6 +8,7 @@ import { p } from '../../http/params.js';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
 import { formatNullableTimestamp, formatTimestamp, wireDateToInstant } from '../shared/time.js';
+import { ConsumptionRecord, InvoicedCount, LogId, LogRecord } from './logs.shapes.js';
 
 const logType = () =>
   p.int().refine((n) => n >= 0 && n <= 4, { error: 'must be a log type from 0 (extra verbose) to 4 (error)' }).transform((n) => n as LogType);
@@ -89,6 +90,7 @@ export function logsRoutes(app: FastifyInstance, services: Services) {
     auth: 'admin',
     summary: 'Log entries, newest first (administrators only)',
     params: listLogsParams,
+    reply: z.array(LogRecord),
     async handler({ params, caller }) {
       const rows = await services.logs.list(caller, {
         tz: params.tz,
@@ -112,6 +114,7 @@ export function logsRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Write a log entry; answers its id',
     params: writeLogParams,
+    reply: LogId,
     async handler({ params, caller }) {
       return services.logs.write(caller, {
         message: params.message,
@@ -129,6 +132,7 @@ export function logsRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: "Consumption records (administrators: everyone's)",
     params: listConsumptionsParams,
+    reply: z.array(ConsumptionRecord),
     async handler({ params, caller }) {
       const rows = await services.consumptions.list(caller, {
         tz: params.tz,
@@ -149,6 +153,7 @@ export function logsRoutes(app: FastifyInstance, services: Services) {
     auth: 'admin',
     summary: 'Addition: mark records invoiced, all up to a date (until, inclusive) or by ids; answers how many',
     params: markInvoicedParams,
+    reply: InvoicedCount,
     async handler({ params }) {
       if (params.until !== undefined && params.ids !== undefined) {
         throw Errors.invalidParameter('ids', "give either 'until' or 'ids', not both");

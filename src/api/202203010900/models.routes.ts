@@ -7,6 +7,8 @@ import { p } from '../../http/params.js';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
 import { formatNullableTimestamp, formatTimestamp } from '../shared/time.js';
+import { success } from '../../http/contract.js';
+import { AppRecord, NetworkConfirmation, RecordId, StatCount, StatRecord } from './models.shapes.js';
 
 const between = (min: number, max: number, why: string) => p.int().refine((v) => v >= min && v <= max, { error: why });
 const nonNegative = () => p.int().refine((v) => v >= 0, { error: 'must not be negative' });
@@ -86,6 +88,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
       id: idOrZero().optional(),
       job_id: idOrZero().optional(),
     }),
+    reply: z.array(AppRecord),
     async handler({ params, caller }) {
       const { rows, fields } = await services.appRecords.list(caller, {
         type: params.type as 0 | 1 | 2,
@@ -112,6 +115,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
       fields: p.string(2000).optional(),
       params: p.string(2000).optional(),
     }),
+    reply: RecordId,
     async handler({ params, caller }) {
       return services.appRecords.create(caller, { appName: params.app_id, simple: params.simple, fields: params.fields, params: params.params });
     },
@@ -138,6 +142,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
       layers_created: p.int().optional(),
       layers_requested: p.int().optional(),
     }),
+    reply: success,
     async handler({ params, caller }) {
       await services.appRecords.report(caller, {
         appName: params.app_name,
@@ -166,6 +171,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Set the probability (0 to 1) of an App record',
     params: z.object({ tz: p.tz(), app_id: appName(), id: p.id(), probability: p.number() }),
+    reply: success,
     async handler({ params, caller }) {
       await services.appRecords.setProbability(caller, { appName: params.app_id, id: params.id, probability: params.probability });
       return 'success';
@@ -187,6 +193,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
       name: p.string(255).optional(),
       status: statusCodes().optional(),
     }),
+    reply: z.union([z.array(StatRecord), z.array(StatCount)]),
     async handler({ params, caller }) {
       if (params.terminate === 0) {
         if (params.job_id === undefined) throw Errors.missingParameter('job_id');
@@ -222,6 +229,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
       text: p.text(10_000).optional(),
       job_id: p.id().optional(),
     }),
+    reply: RecordId,
     async handler({ params, caller }) {
       return services.stats.create(caller, {
         name: params.name,
@@ -250,6 +258,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
       text: p.text(10_000).optional(),
       advance: p.number().optional(),
     }),
+    reply: success,
     async handler({ params, caller }) {
       await services.stats.patch(caller, {
         process: { name: params.name, host: params.host, pid: params.pid },
@@ -268,6 +277,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Confirms that a network is stored for a training',
     params: z.object({ tz: p.tz(), training_id: p.id() }),
+    reply: NetworkConfirmation,
     async handler({ params, caller }) {
       const stored = await services.networks.confirm(caller, params.training_id);
       return `Network for training ${stored.trainingId} stored (${stored.bytes} bytes, ${formatTimestamp(stored.lastAt, params.tz)})`;
@@ -280,6 +290,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: "Store network weights (the `query` text, kept as data, never executed) for training_id or the caller's running job; answers the id",
     params: z.object({ tz: p.tz(), query: p.text(10 * 1024 * 1024), training_id: p.id().optional() }),
+    reply: RecordId,
     async handler({ params, caller }) {
       return services.networks.storeQuery(caller, { query: params.query, trainingId: params.training_id });
     },
@@ -291,6 +302,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Delete every stored network weight of a training',
     params: z.object({ tz: p.tz(), training_id: p.id() }),
+    reply: success,
     async handler({ params, caller }) {
       await services.networks.remove(caller, params.training_id);
       return 'success';
