@@ -1,5 +1,4 @@
-import type { EncoderState } from '../../training/encoder.js';
-import { asEncoderState, predict } from '../../training/predict.js';
+import { modelColumns, predict } from '../../training/predict.js';
 import type { TrainedModel } from '../../training/types.js';
 import type { Caller } from '../caller.js';
 import { AppError, Errors } from '../errors.js';
@@ -25,14 +24,6 @@ export interface ForecastResult {
 }
 
 export const MAX_FORECAST_COLUMNS = 500;
-
-/** Column names the network reads (inputs and date columns) and predicts. */
-function columnsOf(encoder: EncoderState): { inputs: Set<string>; outputs: Set<string> } {
-  const inputs = new Set(encoder.inputs.map((feature) => feature.column));
-  for (const part of encoder.timeAxis.partColumns) inputs.add(part.column);
-  if (encoder.timeAxis.dateColumn) inputs.add(encoder.timeAxis.dateColumn.column);
-  return { inputs, outputs: new Set(encoder.outputs.map((target) => target.column)) };
-}
 
 /**
  * The older POST /forecasts.php: one posted row is run through the stored network of a job's training
@@ -70,7 +61,7 @@ export function createForecastsService(deps: { networks: NetworksService; lookup
       const job = await resolveJob(caller, request);
       const model: TrainedModel | undefined = await networks.loadModel(job.training_id);
       if (!model) throw new AppError('wrong_state', `Training ${job.training_id} has no trained network yet`);
-      const { inputs, outputs } = columnsOf(asEncoderState(model));
+      const { inputs, outputs } = modelColumns(model);
       if (!given.some(([name]) => inputs.has(name))) {
         throw Errors.invalidParameter('{column-name}', `none of the posted columns is an input of the network (inputs: ${[...inputs].join(', ')})`);
       }
