@@ -106,16 +106,3 @@ export function predictWithIntervals(model: TrainedModel, header: string[], rows
     return { values: out };
   });
 }
-
-/** The columns a model reads (inputs and dates) and writes (outputs), whatever its version. */
-export function modelColumns(model: TrainedModel): { inputs: Set<string>; outputs: Set<string> } {
-  if (model.version === 2) {
-    const engine = model.engine as EngineState;
-    return { inputs: new Set(engine.inputColumns), outputs: new Set(engine.outputs.map((o) => o.column)) };
-  }
-  const encoder = asEncoderState(model);
-  const inputs = new Set(encoder.inputs.map((feature) => feature.column));
-  for (const part of encoder.timeAxis.partColumns) inputs.add(part.column);
-  if (encoder.timeAxis.dateColumn) inputs.add(encoder.timeAxis.dateColumn.column);
-  return { inputs, outputs: new Set(encoder.outputs.map((target) => target.column)) };
-}
