@@ -197,6 +197,8 @@ interface Row {
   model: string;
   naive: Record<string, number>;
   library: Partial<Record<(typeof LIBRARY_MODELS)[number], number>>;
+  /** Fit + predict seconds of each library model (peers.py). */
+  peerSeconds: Record<string, number>;
 }
 
 export async function benchForecast() {
@@ -214,7 +216,7 @@ export async function benchForecast() {
     const service = await startService(db.url);
     try {
       for (const set of sets) {
-        const row: Row = { set, ours: null, wallMs: null, model: '', naive: {}, library: {} };
+        const row: Row = { set, ours: null, wallMs: null, model: '', naive: {}, library: {}, peerSeconds: {} };
         try {
           const ours = await forecastThroughService(service, set);
           row.ours = score(set, ours.predictions);
@@ -240,6 +242,7 @@ export async function benchForecast() {
     console.log(`peers: ${((performance.now() - started) / 1000).toFixed(1)} s`);
     for (const row of rows) {
       for (const [name, r] of Object.entries(peers[row.set.id] ?? {})) {
+        if (r.seconds !== undefined) row.peerSeconds[name] = Math.round(r.seconds * 10) / 10;
         if (r.pred) row.library[name as (typeof LIBRARY_MODELS)[number]] = score(row.set, r.pred, true);
         else console.log(`peer ${row.set.id}/${name} failed: ${r.error}`);
       }
