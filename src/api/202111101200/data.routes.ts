@@ -23,6 +23,7 @@ export function dataRoutes(app: FastifyInstance, services: Services) {
       insight: rowsParams.insight.optional(),
       alter: rowsParams.alter.optional(),
       estimate: rowsParams.estimate.optional(),
+      intervals: rowsParams.intervals.default(0),
     }),
     async handler({ params, caller }) {
       if (params.type === 1) {
@@ -40,6 +41,7 @@ export function dataRoutes(app: FastifyInstance, services: Services) {
         insight: insight!,
         alter: alter!,
         estimate: params.estimate || undefined,
+        intervals: params.intervals,
       });
     },
   });

@@ -24,6 +24,7 @@ export function dataRoutes(app: FastifyInstance, services: Services) {
       insight: rowsParams.insight.default(0),
       alter: rowsParams.alter.default(0),
       estimate: rowsParams.estimate.optional(),
+      intervals: rowsParams.intervals.default(0),
     }),
     async handler({ params, caller }) {
       if (params.type === 1) {

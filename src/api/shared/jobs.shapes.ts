@@ -1,5 +1,6 @@
 import { formatNullableTimestamp, formatTimestamp } from './time.js';
 import type { JobStatus } from '../../db/tables/jobs.js';
+import { explainSelection } from '../../domain/jobs/explanation.js';
 import { JOB_STATUS_NAMES } from '../../domain/jobs/job-status.js';
 import type { JobView } from '../../domain/jobs/jobs.repository.js';
 import type { ProgressReport } from '../../domain/jobs/jobs.service.js';
@@ -53,7 +54,9 @@ export function trainingRecord(training: TrainingRow, tz: string) {
 
 /**
  * GET /jobs_progress: `{Advance}` (0-100). `progress`=1 adds `Status` and `Results`: the training's
- * figures as the engine has reached them. `progress`=2 adds `Stat`: the job's status record.
+ * figures as the engine has reached them. `progress`=2 adds `Stat`: the job's status record, with the
+ * engine's explanation of a finished run as text (`Explanation`, also in the status record) and as the
+ * structured report (`Selection`, src/training/types.ts SelectionReport; null before a run finished).
  */
 export function progressRecord(report: ProgressReport, progress: number, tz: string) {
   const job = report.job;
@@ -87,6 +90,8 @@ export function progressRecord(report: ProgressReport, progress: number, tz: str
       Started: formatNullableTimestamp(job.started_at, tz),
       Heartbeat: formatNullableTimestamp(job.heartbeat_at, tz),
       Finished: formatNullableTimestamp(job.finished_at, tz),
+      Explanation: job.selection ? explainSelection(job.selection) : '',
+      Selection: job.selection,
     },
   };
 }
