@@ -1,10 +1,18 @@
 import { hostname } from 'node:os';
+import { explainSelection } from '../domain/jobs/explanation.js';
 import { MAX_ATTEMPTS, type ClaimedJob, type JobQueueRepository } from '../domain/jobs/job-queue.repository.js';
 import { STAT_STATUS, type ClosedStatStatus } from '../domain/model-records/stat-status.js';
 import type { EventLog } from '../domain/ports.js';
 import { TRAINING_STATUS } from '../domain/trainings/training-status.js';
 import type { TrainingPool } from './pool.js';
-import { isTrainingError, type TrainedModel, type TrainingInput, type TrainingParams, type TrainingResult } from './types.js';
+import {
+  isTrainingError,
+  type ForecastInterval,
+  type TrainedModel,
+  type TrainingInput,
+  type TrainingParams,
+  type TrainingResult,
+} from './types.js';
 
 /**
  * What the runner needs from the domain services. These are the same services the HTTP endpoints
@@ -16,7 +24,8 @@ export interface RunnerDeps {
   pool: TrainingPool;
   events: EventLog;
   readTrainingSet(jobId: number): Promise<Omit<TrainingInput, 'params'>>;
-  writeOutput(jobId: number, header: string[], rows: Record<string, string>[]): Promise<number>;
+  /** Stores the forecast rows (and each row's prediction intervals, kept out of the legacy view) as a new output. */
+  writeOutput(jobId: number, header: string[], rows: Record<string, string>[], intervals?: (Record<string, ForecastInterval> | undefined)[]): Promise<number>;
   paramsForJob(jobId: number): Promise<TrainingParams>;
   saveModel(trainingId: number, userId: number, model: TrainedModel): Promise<number>;
   stats: {
@@ -85,13 +94,12 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     const controller = new AbortController();
     running.set(job.id, controller);
     const startedAt = Date.now();
-    const rssBefore = process.memoryUsage().rss;
-    let peakRss = rssBefore;
+    // The training thread's own memory peak (pool.ts), not the process RSS the API and database share.
+    let peakThreadBytes = 0;
     let advance = 0;
     let lastWrite = 0;
     let statId: number | undefined;
     const beat = setInterval(() => {
-      peakRss = Math.max(peakRss, process.memoryUsage().rss);
       deps.queue.heartbeat(job.id, workerId).then(
         (owned) => {
           if (!owned) controller.abort();
@@ -110,10 +118,12 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       });
       const set = await deps.readTrainingSet(job.id);
       const params = await deps.paramsForJob(job.id);
+      const trainingStartedAt = Date.now();
       const result: TrainingResult = await deps.pool.train(
         { ...set, params },
         {
           signal: controller.signal,
+          onThreadMemory: (bytes) => (peakThreadBytes = Math.max(peakThreadBytes, bytes)),
           onProgress: (p) => {
             advance = p.advance;
             const now = Date.now();
@@ -124,8 +134,10 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
           },
         },
       );
+      const trainingSeconds = (Date.now() - trainingStartedAt) / 1000;
       const header = set.header;
-      const outputId = await deps.writeOutput(job.id, header, result.forecasts.map((f) => f.values));
+      const intervals = result.forecasts.some((f) => f.intervals) ? result.forecasts.map((f) => f.intervals) : undefined;
+      const outputId = await deps.writeOutput(job.id, header, result.forecasts.map((f) => f.values), intervals);
       await deps.saveModel(job.training_id, job.user_id, result.model);
       await deps.queue.setTrainingResult(job.training_id, {
         status: TRAINING_STATUS.Trained,
@@ -138,12 +150,16 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       });
       const { inputs, outputs, neurons, layersCreated } = result.figures;
       const hidden = Array.from({ length: layersCreated }, () => Math.round(neurons / Math.max(1, layersCreated)));
-      const finished = await deps.queue.finish(job.id, workerId, [inputs, ...hidden, outputs].join('-'));
+      const finished = await deps.queue.finish(job.id, workerId, [inputs, ...hidden, outputs].join('-'), result.selection);
       if (!finished) throw new AbortedElsewhere();
       // The run's own timing and hold-out figures, readable over GET /stat (bench/train reads them from here).
       const { timing: t, metrics: m } = result;
       const figures = `trained ${t.samples} samples x ${t.epochs} epochs in ${Math.round(t.trainMs)} ms (${Math.round(t.samplesEpochsPerSecond)} samples x epochs/s); hold-out of ${m.validationRows} rows: MAE ${m.mae.toPrecision(6)}, RMSE ${m.rmse.toPrecision(6)}, MSE ${(m.rmse ** 2).toPrecision(6)}, MAPE ${m.mape === null ? 'n/a' : `${m.mape.toFixed(2)}%`}, seasonal-naive MAE ${m.baselineMae.toPrecision(6)}`;
-      await deps.stats.terminate(statId, STAT_STATUS.Finished, { text: `finished: output ${outputId}, success rate ${result.successRate}%; ${figures}`, advance: 100 });
+      // Which model won and why (result.selection), then the figures; bench/train parses the figures' fragment.
+      await deps.stats.terminate(statId, STAT_STATUS.Finished, {
+        text: `finished: output ${outputId}, success rate ${result.successRate}%; ${explainSelection(result.selection)}; ${figures}`,
+        advance: 100,
+      });
       const modelBytes = Buffer.byteLength(JSON.stringify(result.model));
       const rowBytes = set.rows.reduce((n, row) => n + row.reduce((m, c) => m + (c?.length ?? 0) + 1, 0), 0);
       await deps.recordConsumption({
@@ -153,9 +169,10 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
         appName: job.app_name,
         host,
         pid: process.pid,
-        ramMb: round(peakRss / MB),
-        // brain.js trains synchronously in its thread, so the thread's wall time is its CPU time.
-        cpuSeconds: round(result.timing.trainMs / 1000),
+        ramMb: round(peakThreadBytes / MB),
+        // The engine runs synchronously in its own thread (every candidate's backtest fits, then the final
+        // fits), so the thread's wall time is its CPU time; result.timing covers the final network fit only.
+        cpuSeconds: round(trainingSeconds),
         diskMb: round((modelBytes + rowBytes * 2) / MB, 4),
       });
       deps.observe?.('finished', (Date.now() - startedAt) / 1000);

@@ -29,7 +29,7 @@ export function createTrainingRunner(
       pool,
       events: services.events,
       readTrainingSet: (jobId) => services.data.readTrainingSet(jobId),
-      writeOutput: (jobId, header, rows) => services.data.writeOutput(jobId, rows, header),
+      writeOutput: (jobId, header, rows, intervals) => services.data.writeOutput(jobId, rows, header, intervals),
       paramsForJob: (jobId) => services.appRecords.paramsForJob(jobId),
       saveModel: (trainingId, userId, model) => services.networks.saveModel(trainingId, userId, model),
       stats: {

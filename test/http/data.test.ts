@@ -404,6 +404,57 @@ describe('data tables /zdai and /zdao', () => {
   });
 });
 
+describe('prediction intervals of an output (issue 10)', () => {
+  const bounds = (v: number) => ({ lo80: String(v - 1), hi80: String(v + 1), lo95: String(v - 2), hi95: String(v + 2) });
+
+  it('keeps them out of every legacy view and adds <column>_lo80.._hi95 with intervals=1, in both versions', async () => {
+    const jobId = await jobWithSales();
+    const header = ['year', 'month', 'day', 'store', 'price', 'sales'];
+    const rows = [
+      { year: '2021', month: '2', day: '2', store: 'B', price: '12', sales: '160' },
+      { year: '2021', month: '2', day: '3', store: 'A', price: '8', sales: '170' },
+    ];
+    const outputId = await ctx.services.data.writeOutput(jobId, rows, header, [{ sales: bounds(160) }, { sales: bounds(170) }]);
+
+    // Default: exactly the rows a legacy client always got.
+    expect((await get(alice, `type=0&job_id=${jobId}&output=1`)).envelope.data).toEqual(rows);
+    expect(Object.keys((await get(alice, `type=0&job_id=${jobId}&output=1`)).envelope.data[0])).toEqual(header);
+    expect((await get(alice, `type=0&job_id=${jobId}&output=1&intervals=0`)).envelope.data).toEqual(rows);
+    const withBounds = [
+      { ...rows[0], sales_lo80: '159', sales_hi80: '161', sales_lo95: '158', sales_hi95: '162' },
+      { ...rows[1], sales_lo80: '169', sales_hi80: '171', sales_lo95: '168', sales_hi95: '172' },
+    ];
+    expect((await get(alice, `type=0&job_id=${jobId}&output=1&intervals=1`)).envelope.data).toEqual(withBounds);
+    const older = `type=0&job_id=${jobId}&output=1&progress=0&limit=0&insight=0&alter=0&estimate=`;
+    expect((await get(alice, older, OLDER)).envelope.data).toEqual(rows);
+    expect((await get(alice, `${older}&intervals=1`, OLDER)).envelope.data).toEqual(withBounds);
+    // Input rows never have intervals; insight may sort by a bound when they are asked for.
+    expect(Object.keys((await get(alice, `type=0&job_id=${jobId}&output=0&intervals=1`)).envelope.data[0])).toEqual(header);
+    expect((await get(alice, `type=0&job_id=${jobId}&output=1&intervals=1&insight=2&estimate=sales_hi95`)).envelope.data[0].sales).toBe('170');
+    expect((await get(alice, `type=0&job_id=${jobId}&output=1&insight=2&estimate=sales_hi95`)).envelope.data).toBe(
+      "Invalid parameter 'estimate': 'sales_hi95' is not a column of the data (columns: year, month, day, store, price, sales)",
+    );
+    expect((await get(alice, `type=0&job_id=${jobId}&output=1&intervals=2`)).envelope.status).toBe(1);
+
+    // Column listings and the output summary show the legacy columns only.
+    expect((await get(alice, `type=1&job_id=${jobId}&output=1`)).envelope.data.map((c: { name: string }) => c.name)).toEqual(header);
+    const zdao = await ctx.request({ method: 'GET', url: `${CURRENT}/zdao.php?session=${alice.session}&job_id=${jobId}` });
+    expect(zdao.envelope.data).toBe(`Output ${outputId} of job ${jobId}: 2 rows, 6 columns`);
+
+    // PUT /data period copies the bounds with the rows it moves ahead.
+    const moved = await ctx.request({ method: 'PUT', url: `${CURRENT}/data.php`, ...form({ session: alice.session, job_id: jobId, output: 1, period: 'P1D' }) });
+    expect(moved.envelope.status).toBe(0);
+    const after = (await get(alice, `type=0&job_id=${jobId}&output=1&intervals=1`)).envelope.data as Record<string, string>[];
+    expect(after.map((r) => r.day)).toEqual(['3', '4']);
+    expect(after.map((r) => r.sales_hi95)).toEqual(['162', '172']);
+
+    // Dropping the forecast column drops its bounds too.
+    const dropped = await ctx.request({ method: 'PUT', url: `${CURRENT}/data.php`, ...form({ session: alice.session, job_id: jobId, output: 1, sales: 'ignore' }) });
+    expect(dropped.envelope).toEqual({ status: 0, data: 'success' });
+    expect(Object.keys((await get(alice, `type=0&job_id=${jobId}&output=1&intervals=1`)).envelope.data[0])).toEqual(['year', 'month', 'day', 'store', 'price']);
+  });
+});
+
 describe('for the training engine', () => {
   it('reads the training set and deletes a job data', async () => {
     const jobId = await jobWithSales();

@@ -318,6 +318,8 @@ describe('job life and state rules (current version)', () => {
           Started: null,
           Heartbeat: null,
           Finished: null,
+          Explanation: '',
+          Selection: null,
         },
       },
     });

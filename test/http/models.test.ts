@@ -111,7 +111,37 @@ describe('App records (/app)', () => {
       decreaseMargin: 0,
       deviationTarget: 10,
       deviatedTarget: 20,
+      modelFamily: 'auto',
     });
+  });
+
+  it('takes ModelFamily (an addition): empty or auto = backtest selection, network = the legacy network, anything else refused', async () => {
+    const app = `family-${alice.id}`;
+    const create = (params: string) => send('POST', 'app.php', { session: alice.session, app_id: app, simple: 1, fields: 'Job_Id,ModelFamily', params });
+    const { jobId } = await jobOf(alice, { app });
+    const network = await create(`${jobId}, Network`);
+    expect(network.envelope.status).toBe(0);
+    const read = async () => (await get('app.php', { session: alice.session, tz: 'UTC', app_id: app, type: 1, job_id: jobId, fields: 'ModelFamily' })).envelope.data;
+    expect(await read()).toEqual([{ ModelFamily: 'network' }]);
+    expect((await ctx.services.appRecords.paramsForJob(jobId)).modelFamily).toBe('network');
+    // Filters see it like any other field.
+    const filtered = await get('app.php', { session: alice.session, tz: 'UTC', app_id: app, fields: 'Id', filters: "ModelFamily = 'network'" });
+    expect(filtered.envelope.data).toEqual([{ Id: String(network.envelope.data) }]);
+
+    const empty = await send('POST', 'app.php', { session: alice.session, app_id: app, simple: 1, fields: 'Job_Id,ModelFamily,LayersRequested', params: `${jobId},,1` });
+    expect(empty.envelope.status).toBe(0);
+    expect(await read()).toEqual([{ ModelFamily: 'auto' }]);
+    expect((await ctx.services.appRecords.paramsForJob(jobId)).modelFamily).toBe('auto');
+    expect((await create(`${jobId},auto`)).envelope.status).toBe(0);
+
+    const wrong = await create(`${jobId},sarima`);
+    expect(wrong.envelope).toEqual({
+      status: 1,
+      data: "Invalid parameter 'params': value 2 for 'ModelFamily' must be 'auto' (or empty: every model family, chosen by backtest) or 'network' (the legacy single neural network), not 'sarima'",
+    });
+    // A record with defaults (simple=0) is automatic.
+    await send('POST', 'app.php', { session: alice.session, app_id: `${app}-d` });
+    expect((await get('app.php', { session: alice.session, tz: 'UTC', app_id: `${app}-d`, fields: 'ModelFamily', filters: '' })).envelope.data).toEqual([{ ModelFamily: 'auto' }]);
   });
 
   it('gives a job without its own record the newest template of its app (type 2 lists templates only)', async () => {

@@ -82,9 +82,10 @@ export interface TestContext {
 
 /**
  * Builds the real app on a fresh database with real SMTP delivery to an in-process server. Extra
- * environment (e.g. LLM_BASE_URL of a stub) goes in `env`.
+ * environment (e.g. LLM_BASE_URL of a stub) goes in `env`. `database` reuses another context's database
+ * (a restarted process over the same data); close() then leaves it open for its owner.
  */
-export async function createTestContext(options: { env?: Record<string, string> } = {}): Promise<TestContext> {
+export async function createTestContext(options: { env?: Record<string, string>; database?: DatabaseHandle } = {}): Promise<TestContext> {
   const mail = await startSmtpServer();
   const dataDir = path.join(os.tmpdir(), `mtcs-test-${process.pid}-${randomBytes(4).toString('hex')}`);
   const config = loadConfig({
@@ -96,7 +97,7 @@ export async function createTestContext(options: { env?: Record<string, string> 
     WORKERS: '0',
     ...options.env,
   });
-  const database = await openTestDatabase();
+  const database = options.database ?? (await openTestDatabase());
   const clock = testClock();
   const logLines: string[] = [];
   const logger = pino(
@@ -165,7 +166,7 @@ export async function createTestContext(options: { env?: Record<string, string> 
     },
     async close() {
       await app.close();
-      await database.close();
+      if (!options.database) await database.close();
       await mail.close();
       // Replies of tests that called app.inject directly are checked here.
       assertContract();

@@ -24,6 +24,7 @@ export function dataRoutes(app: FastifyInstance, services: Services) {
       insight: rowsParams.insight.optional(),
       alter: rowsParams.alter.optional(),
       estimate: rowsParams.estimate.optional(),
+      intervals: rowsParams.intervals.default(0),
     }),
     reply: DataReply,
     async handler({ params, caller }) {
@@ -42,6 +43,7 @@ export function dataRoutes(app: FastifyInstance, services: Services) {
         insight: insight!,
         alter: alter!,
         estimate: params.estimate || undefined,
+        intervals: params.intervals,
       });
     },
   });

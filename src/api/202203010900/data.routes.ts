@@ -26,6 +26,7 @@ export function dataRoutes(app: FastifyInstance, services: Services) {
       insight: rowsParams.insight.default(0),
       alter: rowsParams.alter.default(0),
       estimate: rowsParams.estimate.optional(),
+      intervals: rowsParams.intervals.default(0),
     }),
     reply: DataReply,
     async handler({ params, caller }) {

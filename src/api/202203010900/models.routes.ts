@@ -41,6 +41,7 @@ function appRecord(row: AppRecordRow, tz: string): Record<string, string | null>
     DecreaseMargin: String(row.decrease_margin),
     DeviationTarget: String(row.deviation_target),
     DeviatedTarget: String(row.deviated_target),
+    ModelFamily: row.model_family,
     Status: String(row.status),
     Host: row.host,
     Pid: String(row.pid),

@@ -158,6 +158,8 @@ export const rowsParams = {
   alter: p.number(),
   // p.text: legacy forms post an empty `estimate`, which p.string().optional() would refuse.
   estimate: p.text(200),
+  /** Addition: 1 adds each output row's prediction-interval columns (`<column>_lo80`, `_hi80`, `_lo95`, `_hi95`). */
+  intervals: p.flag(),
 };
 
 export const probability = () => p.number().refine((v) => v >= 0 && v <= 1, { error: 'must be a number between 0 and 1' });

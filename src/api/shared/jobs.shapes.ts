@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { formatNullableTimestamp, formatTimestamp } from './time.js';
 import type { JobStatus } from '../../db/tables/jobs.js';
+import { explainSelection } from '../../domain/jobs/explanation.js';
 import { JOB_STATUS_NAMES } from '../../domain/jobs/job-status.js';
 import type { JobView } from '../../domain/jobs/jobs.repository.js';
 import type { ProgressReport } from '../../domain/jobs/jobs.service.js';
@@ -50,6 +51,28 @@ export const TrainingRecord = z.strictObject({
 /** A training id (POST /trainings). */
 export const TrainingId = int.meta({ example: 9 });
 
+/** The forecasting engine's explanation of how each output's model was chosen (issue 10). */
+const SelectionReport = z.object({
+  modelFamily: z.enum(['auto', 'network']),
+  scheme: z.enum(['rolling-origin', 'k-fold', 'holdout']),
+  windows: z.number(),
+  horizon: z.number(),
+  frequency: z.string(),
+  season: z.number(),
+  outputs: z.array(
+    z.object({
+      column: z.string(),
+      kind: z.enum(['numeric', 'categorical']),
+      metric: z.enum(['MAE', 'error rate']),
+      chosen: z.string(),
+      description: z.string(),
+      error: z.number(),
+      baseline: z.object({ name: z.string(), error: z.number() }),
+      candidates: z.array(z.object({ name: z.string(), description: z.string(), error: z.number().nullable(), note: z.string().optional() })),
+    }),
+  ),
+});
+
 /** GET /jobs_progress: `{Advance}`; progress=1 adds `Status` and `Results`, progress=2 adds `Stat`. */
 export const ProgressRecord = z.union([
   z.strictObject({ Advance: z.number() }),
@@ -80,6 +103,8 @@ export const ProgressRecord = z.union([
       Started: timestamp.nullable(),
       Heartbeat: timestamp.nullable(),
       Finished: timestamp.nullable(),
+      Explanation: z.string(),
+      Selection: SelectionReport.nullable(),
     }),
   }),
 ]).meta({ example: { Advance: 45 } });
@@ -131,7 +156,9 @@ export function trainingRecord(training: TrainingRow, tz: string): z.output<type
 
 /**
  * GET /jobs_progress: `{Advance}` (0-100). `progress`=1 adds `Status` and `Results`: the training's
- * figures as the engine has reached them. `progress`=2 adds `Stat`: the job's status record.
+ * figures as the engine has reached them. `progress`=2 adds `Stat`: the job's status record, with the
+ * engine's explanation of a finished run as text (`Explanation`, also in the status record) and as the
+ * structured report (`Selection`, src/training/types.ts SelectionReport; null before a run finished).
  */
 export function progressRecord(report: ProgressReport, progress: number, tz: string): z.output<typeof ProgressRecord> {
   const job = report.job;
@@ -165,6 +192,8 @@ export function progressRecord(report: ProgressReport, progress: number, tz: str
       Started: formatNullableTimestamp(job.started_at, tz),
       Heartbeat: formatNullableTimestamp(job.heartbeat_at, tz),
       Finished: formatNullableTimestamp(job.finished_at, tz),
+      Explanation: job.selection ? explainSelection(job.selection) : '',
+      Selection: job.selection,
     },
   };
 }

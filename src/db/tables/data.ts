@@ -7,6 +7,10 @@ export type DataColumnRole = ColumnRole;
 export type DataColumnKind = ColumnKind;
 export type DataDatePart = DatePart;
 
+/** The four prediction-interval bounds stored with each numeric forecast (80% and 95%). */
+export const INTERVAL_BOUNDS = ['lo80', 'hi80', 'lo95', 'hi95'] as const;
+export type IntervalBound = (typeof INTERVAL_BOUNDS)[number];
+
 /** One CSV column of a dataset: its name, where its cells live (c<col>) and its role for training. */
 export interface DatasetColumn {
   name: string;
@@ -15,6 +19,11 @@ export interface DatasetColumn {
   /** Detected from the cells on first need; null until then. */
   kind: DataColumnKind | null;
   datePart?: DataDatePart;
+  /**
+   * Only on an output's prediction-interval columns (named `<of>_<bound>`, role `ignore`): hidden from
+   * every reader unless GET /data asks with intervals=1, so legacy clients see the rows they always did.
+   */
+  interval?: { of: string; bound: IntervalBound };
 }
 
 export interface DatasetsTable {

@@ -1,4 +1,5 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
+import type { SelectionReport } from '../../training/types.js';
 
 /** Training status: 0 Created, 1 Training, 2 Trained, 3 Failed. */
 export type TrainingStatus = 0 | 1 | 2 | 3;
@@ -37,6 +38,8 @@ export interface JobsTable {
   heartbeat_at: Date | null;
   started_at: Date | null;
   finished_at: Date | null;
+  /** The engine's explanation of the job's last finished run (written as JSON text); null before one. */
+  selection: ColumnType<SelectionReport | null, string | null | undefined, string | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

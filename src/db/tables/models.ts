@@ -24,6 +24,8 @@ export interface AppRecordsTable {
   deviation_target: Generated<number>;
   /** Percent of deviating predictions at which training stops early; 0 = never. */
   deviated_target: Generated<number>;
+  /** 'auto' (backtest selection among every family that applies) or 'network' (the legacy single network). */
+  model_family: Generated<string>;
   status: Generated<number>;
   host: Generated<string>;
   pid: Generated<number>;

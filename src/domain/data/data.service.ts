@@ -1,5 +1,6 @@
 import { Duration } from 'luxon';
-import type { DataDatePart, DatasetColumn, DatasetKind } from '../../db/tables/data.js';
+import { INTERVAL_BOUNDS, type DataDatePart, type DatasetColumn, type DatasetKind } from '../../db/tables/data.js';
+import type { ForecastInterval } from '../../training/types.js';
 import type { Caller } from '../caller.js';
 import { AppError, Errors } from '../errors.js';
 import { JOB_STATUS } from '../jobs/job-status.js';
@@ -24,6 +25,8 @@ export interface RowsQuery {
   insight: number;
   alter: number;
   estimate?: string;
+  /** 1: output rows also carry their prediction-interval columns (`<column>_lo80`, ... `_hi95`). */
+  intervals?: 0 | 1;
 }
 
 export type DataRow = Record<string, string | null>;
@@ -58,6 +61,9 @@ export function parsePeriod(text: string): Period {
   if (Object.values(whole).every((v) => v === 0) && seconds === 0) throw invalid('is an empty interval');
   return period;
 }
+
+/** The columns a reader sees: prediction-interval columns only when asked for. */
+const shown = (columns: DatasetColumn[], withIntervals = false) => (withIntervals ? columns : columns.filter((c) => !c.interval));
 
 const trimNumber = (value: number) => String(Number(value.toFixed(6)));
 const NUMBER = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
@@ -98,11 +104,10 @@ export function createDataService({ repository, maxUploadBytes, onQueued }: Data
     return columns;
   }
 
-  function columnNamed(dataset: DatasetRow, name: string, parameter: string): DatasetColumn {
-    const found =
-      dataset.columns.find((c) => c.name === name) ?? dataset.columns.find((c) => c.name.toLowerCase() === name.trim().toLowerCase());
+  function columnNamed(columns: DatasetColumn[], name: string, parameter: string): DatasetColumn {
+    const found = columns.find((c) => c.name === name) ?? columns.find((c) => c.name.toLowerCase() === name.trim().toLowerCase());
     if (!found) {
-      throw Errors.invalidParameter(parameter, `'${name}' is not a column of the data (columns: ${dataset.columns.map((c) => c.name).join(', ')})`);
+      throw Errors.invalidParameter(parameter, `'${name}' is not a column of the data (columns: ${columns.map((c) => c.name).join(', ')})`);
     }
     return found;
   }
@@ -173,7 +178,7 @@ export function createDataService({ repository, maxUploadBytes, onQueued }: Data
     async columns(caller: Caller, jobId: number, output: 0 | 1) {
       await ownedJob(caller, jobId);
       const dataset = await required(jobId, output ? 'output' : 'input');
-      const columns = await withKinds(dataset);
+      const columns = shown(await withKinds(dataset));
       return columns.map((c) => ({
         name: c.name,
         type: c.role === 'date' ? 'date' : (c.kind ?? 'categorical'),
@@ -189,10 +194,11 @@ export function createDataService({ repository, maxUploadBytes, onQueued }: Data
       const dataset = await latest(q.jobId, q.output ? 'output' : 'input');
       if (q.progress === 1) return [{ count: String(dataset?.row_count ?? 0) }];
       if (!dataset) return [];
+      const columns = shown(dataset.columns, q.output === 1 && q.intervals === 1);
       const insight = q.output === 1 ? q.insight : 0;
       const needsEstimate = insight !== 0 || q.alter !== 0;
       if (needsEstimate && !q.estimate) throw Errors.missingParameter('estimate');
-      const estimate = needsEstimate ? columnNamed(dataset, q.estimate!, 'estimate') : undefined;
+      const estimate = needsEstimate ? columnNamed(columns, q.estimate!, 'estimate') : undefined;
       const options: { limit?: number; sortDescBy?: number } = {};
       if (q.output === 0) options.limit = q.limit;
       if (insight !== 0) {
@@ -200,7 +206,6 @@ export function createDataService({ repository, maxUploadBytes, onQueued }: Data
         options.limit = insight === 1 ? Math.ceil(dataset.row_count * 0.8) : 20;
         if (options.limit === 0) return [];
       }
-      const columns = dataset.columns;
       const rows = await repository.readRows(
         dataset.id,
         columns.map((c) => c.col),
@@ -227,7 +232,7 @@ export function createDataService({ repository, maxUploadBytes, onQueued }: Data
       const target = await latest(input.jobId, input.output ? 'output' : 'input');
       const mappings = new Map<string, ColumnMapping>();
       for (const [name, value] of Object.entries(input.fields)) {
-        const column = target?.columns.find((c) => c.name === name);
+        const column = target && shown(target.columns).find((c) => c.name === name);
         const mapping = parseMapping(value);
         if (!column) {
           // Stray fields are ignored unless they clearly mean a column that is not there.
@@ -241,8 +246,10 @@ export function createDataService({ repository, maxUploadBytes, onQueued }: Data
       }
       if (mappings.size === 0 && !period) throw Errors.missingParameter('period');
       if (target && mappings.size > 0) {
-        const columns = applyMappings(target.columns, mappings);
-        if (columns.length === 0) throw Errors.invalidParameter('columns', 'at least one column must stay');
+        const mapped = applyMappings(target.columns, mappings);
+        // A dropped forecast column takes its prediction intervals with it.
+        const columns = mapped.filter((c) => !c.interval || mapped.some((o) => !o.interval && o.name === c.interval?.of));
+        if (shown(columns).length === 0) throw Errors.invalidParameter('columns', 'at least one column must stay');
         await repository.updateColumns(target.id, columns);
         target.columns = columns;
       }
@@ -284,7 +291,7 @@ export function createDataService({ repository, maxUploadBytes, onQueued }: Data
     async outputSummary(caller: Caller, jobId: number): Promise<string> {
       await ownedJob(caller, jobId);
       const output = await required(jobId, 'output');
-      return `Output ${output.id} of job ${jobId}: ${output.row_count} rows, ${output.columns.length} columns`;
+      return `Output ${output.id} of job ${jobId}: ${output.row_count} rows, ${shown(output.columns).length} columns`;
     },
 
     /**
@@ -298,7 +305,9 @@ export function createDataService({ repository, maxUploadBytes, onQueued }: Data
       }
       const values = input.values.length === 1 ? input.items.map(() => input.values[0]!) : input.values;
       const output = await required(input.jobId, 'output');
-      const cols = output.columns.filter((c) => c.role !== 'date').map((c) => c.col);
+      const cols = shown(output.columns)
+        .filter((c) => c.role !== 'date')
+        .map((c) => c.col);
       if (cols.length > 0) await repository.replaceCells(output.id, cols, input.items, values, input.probability);
       return 'success';
     },
@@ -323,8 +332,17 @@ export function createDataService({ repository, maxUploadBytes, onQueued }: Data
       };
     },
 
-    /** For the training engine: stores forecast rows as a new output record; answers its id. */
-    async writeOutput(jobId: number, rows: Record<string, string>[], header: string[]): Promise<number> {
+    /**
+     * For the training engine: stores forecast rows as a new output record; answers its id. `intervals`
+     * (per row, per numeric output column) become hidden columns `<column>_lo80` ... `_hi95` after the
+     * header's, read only with GET /data intervals=1.
+     */
+    async writeOutput(
+      jobId: number,
+      rows: Record<string, string>[],
+      header: string[],
+      intervals?: (Record<string, ForecastInterval> | undefined)[],
+    ): Promise<number> {
       const input = await latest(jobId, 'input');
       const known = new Map(input?.columns.map((c) => [c.name, c]));
       const columns = header.map((name, i): DatasetColumn => {
@@ -333,9 +351,19 @@ export function createDataService({ repository, maxUploadBytes, onQueued }: Data
         const datePart = datePartOf(name);
         return datePart ? { name, col: i + 1, role: 'date', kind: 'numeric', datePart } : { name, col: i + 1, role: 'input', kind: null };
       });
+      const withBounds = header.filter((name) => intervals?.some((row) => row?.[name] !== undefined));
+      for (const of of withBounds) {
+        for (const bound of INTERVAL_BOUNDS) {
+          columns.push({ name: `${of}_${bound}`, col: columns.length + 1, role: 'ignore', kind: 'numeric', interval: { of, bound } });
+        }
+      }
+      const cells = rows.map((row, r) => [
+        ...header.map((name) => row[name] ?? null),
+        ...withBounds.flatMap((of) => INTERVAL_BOUNDS.map((bound) => intervals?.[r]?.[of]?.[bound] ?? null)),
+      ]);
       return repository.transaction(async (tx) => {
-        const id = await tx.createDataset({ jobId, kind: 'output', columns, source: 'training', width: header.length });
-        await tx.copyRows(id, header.length, '\t', copyLinesOf(rows.map((row) => header.map((name) => row[name] ?? null))));
+        const id = await tx.createDataset({ jobId, kind: 'output', columns, source: 'training', width: columns.length });
+        await tx.copyRows(id, columns.length, '\t', copyLinesOf(cells));
         await tx.finishDataset(id);
         return id;
       });

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { SelectionReport } from '../../training/types.js';
 import { STAT_STATUS } from '../model-records/stat-status.js';
 import { TRAINING_STATUS } from '../trainings/training-status.js';
 import { JOB_STATUS } from './job-status.js';
@@ -84,6 +85,7 @@ export function createJobQueueRepository(db: Kysely<Database>) {
           advance: 0,
           abort_requested: false,
           error: null,
+          selection: null,
           worker: null,
           heartbeat_at: null,
           started_at: null,
@@ -116,6 +118,7 @@ export function createJobQueueRepository(db: Kysely<Database>) {
             worker,
             advance: 0,
             error: null,
+            selection: null,
             abort_requested: false,
             attempts: sql<number>`attempts + 1`,
             started_at: now(),
@@ -143,11 +146,11 @@ export function createJobQueueRepository(db: Kysely<Database>) {
       return result.numUpdatedRows > 0n;
     },
 
-    /** Running -> Finished, for the worker that runs it. */
-    async finish(jobId: number, worker: string, nets: string): Promise<boolean> {
+    /** Running -> Finished, for the worker that runs it, with the engine's explanation of the run. */
+    async finish(jobId: number, worker: string, nets: string, selection?: SelectionReport): Promise<boolean> {
       const result = await db
         .updateTable('jobs')
-        .set({ status: JOB_STATUS.Finished, advance: 100, nets, finished_at: now(), updated_at: now() })
+        .set({ status: JOB_STATUS.Finished, advance: 100, nets, selection: selection ? JSON.stringify(selection) : null, finished_at: now(), updated_at: now() })
         .where('id', '=', jobId)
         .where('worker', '=', worker)
         .where('status', '=', JOB_STATUS.Running)

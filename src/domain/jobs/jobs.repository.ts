@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { SelectionReport } from '../../training/types.js';
 import { escapeLike } from '../../db/escape-like.js';
 import type { InstantRange } from '../shared/date-range.js';
 import { JOB_STATUS } from './job-status.js';
@@ -20,6 +21,8 @@ export interface JobView {
   heartbeat_at: Date | null;
   started_at: Date | null;
   finished_at: Date | null;
+  /** The engine's explanation of the last finished run (null before one). */
+  selection: SelectionReport | null;
   created_at: Date;
   user_name: string | null;
   training_description: string;
@@ -65,6 +68,7 @@ export function createJobsRepository(db: Kysely<Database>) {
         'jobs.heartbeat_at',
         'jobs.started_at',
         'jobs.finished_at',
+        'jobs.selection',
         'jobs.created_at',
         sql<string | null>`case when users.id is null then null else trim(users.name || ' ' || users.lastname) end`.as('user_name'),
         'trainings.description as training_description',

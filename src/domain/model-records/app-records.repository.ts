@@ -17,6 +17,7 @@ export interface AppRecordRow {
   decrease_margin: number;
   deviation_target: number;
   deviated_target: number;
+  model_family: string;
   status: number;
   host: string;
   pid: number;
@@ -38,6 +39,7 @@ export interface AppParameters {
   decrease_margin?: number;
   deviation_target?: number;
   deviated_target?: number;
+  model_family?: string;
 }
 
 export interface RunReport {
@@ -71,6 +73,7 @@ export const APP_RECORD_COLUMNS: ColumnWhitelist = {
   DecreaseMargin: { column: 'app_records.decrease_margin', type: 'number' },
   DeviationTarget: { column: 'app_records.deviation_target', type: 'number' },
   DeviatedTarget: { column: 'app_records.deviated_target', type: 'number' },
+  ModelFamily: { column: 'app_records.model_family', type: 'text' },
   Status: { column: 'app_records.status', type: 'int' },
   Host: { column: 'app_records.host', type: 'text' },
   Pid: { column: 'app_records.pid', type: 'int' },
@@ -106,6 +109,7 @@ const COLUMNS = [
   'decrease_margin',
   'deviation_target',
   'deviated_target',
+  'model_family',
   'status',
   'host',
   'pid',

@@ -52,18 +52,29 @@ export interface AppRunReport {
   figures: Partial<TrainingFigures>;
 }
 
-type Setter = (text: string) => number | string;
+/** Reads one `params` value: the value to store, or why it is refused. */
+type Setter = (text: string) => { value: number | string } | { error: string };
 
 const integer = (min: number, max: number): Setter => (text) => {
-  if (!/^[-+]?\d+$/.test(text)) return 'must be an integer';
+  if (!/^[-+]?\d+$/.test(text)) return { error: 'must be an integer' };
   const n = Number(text);
-  return n < min || n > max ? `must be between ${min} and ${max}` : n;
+  return n < min || n > max ? { error: `must be between ${min} and ${max}` } : { value: n };
 };
 const decimal = (min: number, max: number, maxExclusive = false): Setter => (text) => {
-  if (!/^[-+]?(\d+\.?\d*|\.\d+)$/.test(text)) return "must be a number (decimal point '.')";
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)$/.test(text)) return { error: "must be a number (decimal point '.')" };
   const n = Number(text);
   const tooBig = maxExclusive ? n >= max : n > max;
-  return n < min || tooBig ? `must be between ${min} and ${max}${maxExclusive ? ' (exclusive)' : ''}` : n;
+  return n < min || tooBig ? { error: `must be between ${min} and ${max}${maxExclusive ? ' (exclusive)' : ''}` } : { value: n };
+};
+
+/** ModelFamily values; '' is stored as 'auto'. */
+export const MODEL_FAMILIES = ['auto', 'network'] as const;
+export type ModelFamilyChoice = (typeof MODEL_FAMILIES)[number];
+const modelFamily: Setter = (text) => {
+  const value = text.trim().toLowerCase() || 'auto';
+  return (MODEL_FAMILIES as readonly string[]).includes(value)
+    ? { value }
+    : { error: `must be 'auto' (or empty: every model family, chosen by backtest) or 'network' (the legacy single neural network), not '${text}'` };
 };
 
 /** The App record fields POST /app simple=1 may set, each with its own rule. */
@@ -79,6 +90,7 @@ const SETTABLE: Record<string, { column: keyof AppParameters; parse: Setter }> =
   DecreaseMargin: { column: 'decrease_margin', parse: decimal(0, MAX_PERCENT) },
   DeviationTarget: { column: 'deviation_target', parse: decimal(0, MAX_PERCENT) },
   DeviatedTarget: { column: 'deviated_target', parse: decimal(0, 100) },
+  ModelFamily: { column: 'model_family', parse: modelFamily },
 };
 const SETTABLE_COLUMNS = Object.fromEntries(Object.keys(SETTABLE).map((key) => [key, APP_RECORD_COLUMNS[key]!]));
 
@@ -99,6 +111,7 @@ export function trainingParamsOf(record: AppRecordRow | undefined): TrainingPara
     decreaseMargin: record.decrease_margin,
     deviationTarget: record.deviation_target,
     deviatedTarget: unlessZero(record.deviated_target),
+    modelFamily: record.model_family === 'network' ? 'network' : 'auto',
   };
 }
 
@@ -117,9 +130,9 @@ export function parseParameters(fields: string, params: string): AppParameters {
     const [key] = parseFields(name, SETTABLE_COLUMNS, 'fields') as [string];
     const setter = SETTABLE[key]!;
     if (result[setter.column] !== undefined) throw Errors.invalidParameter('fields', `'${key}' is given twice`);
-    const value = setter.parse(values[i]!);
-    if (typeof value === 'string') throw Errors.invalidParameter('params', `value ${i + 1} for '${key}' ${value}`);
-    result[setter.column] = value;
+    const parsed = setter.parse(values[i]!);
+    if ('error' in parsed) throw Errors.invalidParameter('params', `value ${i + 1} for '${key}' ${parsed.error}`);
+    (result as Record<string, number | string>)[setter.column] = parsed.value;
   });
   return result;
 }

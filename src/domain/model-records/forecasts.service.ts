@@ -1,5 +1,5 @@
-import type { EncoderState } from '../../training/encoder.js';
-import { asEncoderState, predict } from '../../training/predict.js';
+import { modelColumns } from '../../training/model-columns.js';
+import { predict } from '../../training/predict.js';
 import type { TrainedModel } from '../../training/types.js';
 import type { Caller } from '../caller.js';
 import { AppError, Errors } from '../errors.js';
@@ -26,18 +26,11 @@ export interface ForecastResult {
 
 export const MAX_FORECAST_COLUMNS = 500;
 
-/** Column names the network reads (inputs and date columns) and predicts. */
-function columnsOf(encoder: EncoderState): { inputs: Set<string>; outputs: Set<string> } {
-  const inputs = new Set(encoder.inputs.map((feature) => feature.column));
-  for (const part of encoder.timeAxis.partColumns) inputs.add(part.column);
-  if (encoder.timeAxis.dateColumn) inputs.add(encoder.timeAxis.dateColumn.column);
-  return { inputs, outputs: new Set(encoder.outputs.map((target) => target.column)) };
-}
-
 /**
- * The older POST /forecasts.php: one posted row is run through the stored network of a job's training
+ * The older POST /forecasts.php: one posted row is run through the stored model of a job's training
  * (reloaded from the database, so a restart changes nothing) and kept as a new output record of that job,
- * readable with GET /data output=1 like the training's own forecasts.
+ * readable with GET /data output=1 like the training's own forecasts. Any model version works: only
+ * training/predict.ts and training/model-columns.ts look inside a model.
  */
 export function createForecastsService(deps: { networks: NetworksService; lookups: OwnershipLookups; writeOutput: ForecastOutputWriter }) {
   const { networks, lookups, writeOutput } = deps;
@@ -70,14 +63,17 @@ export function createForecastsService(deps: { networks: NetworksService; lookup
       const job = await resolveJob(caller, request);
       const model: TrainedModel | undefined = await networks.loadModel(job.training_id);
       if (!model) throw new AppError('wrong_state', `Training ${job.training_id} has no trained network yet`);
-      const { inputs, outputs } = columnsOf(asEncoderState(model));
-      if (!given.some(([name]) => inputs.has(name))) {
-        throw Errors.invalidParameter('{column-name}', `none of the posted columns is an input of the network (inputs: ${[...inputs].join(', ')})`);
+      const columns = modelColumns(model);
+      if (columns && !given.some(([name]) => columns.inputs.includes(name))) {
+        throw Errors.invalidParameter('{column-name}', `none of the posted columns is an input of the network (inputs: ${columns.inputs.join(', ')})`);
       }
       // Output cells are what is predicted; posted values for them are replaced, other columns pass through.
-      const cells = Object.fromEntries(given.filter(([name]) => !outputs.has(name)));
-      const header = [...Object.keys(cells), ...outputs];
-      const [row] = predict(model, header, [cells]) as [Record<string, string>];
+      const outputs = columns?.outputs ?? [];
+      const cells = Object.fromEntries(given.filter(([name]) => !outputs.includes(name)));
+      const asked = [...Object.keys(cells), ...outputs];
+      const [row] = predict(model, asked, [cells]) as [Record<string, string>];
+      // A model that does not name its outputs still answers them: they are the keys predict() added.
+      const header = [...asked, ...Object.keys(row).filter((name) => !asked.includes(name))];
       const outputId = await writeOutput({ jobId: job.id, header, rows: [row] });
       return { jobId: job.id, trainingId: job.training_id, outputId, header, row };
     },
