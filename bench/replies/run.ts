@@ -22,6 +22,7 @@ const job = (i: number) => ({
 const consumption = (i: number) => ({
   id: i, user_id: 12, user_name: 'Ana', date: '2024-03-01 09:30:00', app_name: 'forecast', training_id: i, job_id: i,
   host: 'worker-1', pid: 4242, ram: 512.5, cpu: 12.25, disk: 3.5, date_invoiced: i % 2 ? null : '2024-04-01 00:00:00',
+  kind: 'training', client_id: null, usecase_id: null, chat_id: null, model: null, prompt_tokens: null, completion_tokens: null,
 });
 const row = (i: number) => ({ year: '2024', month: String(1 + (i % 12)), day: String(1 + (i % 28)), store: `S${i % 9}`, promo: i % 3 ? '0' : '1', sales: String(1000 + i) });
 

@@ -57,7 +57,7 @@ const markInvoicedParams = z.object({
 });
 
 /** Log entry: the request id of a service event is shown in the text, where an administrator searches. */
-const logRecord = (row: LogRow, tz: string) => ({
+const logRecord = (row: LogRow, tz: string): z.output<typeof LogRecord> => ({
   id: row.id,
   host: row.host,
   pid: row.pid,
@@ -71,7 +71,7 @@ const logRecord = (row: LogRow, tz: string) => ({
  * Consumption record; `id` and `job_id` are additions (an operator marks records invoiced by id), and so
  * are `kind` and the language-model fields (null on training records; ram/cpu/disk 0 on token records).
  */
-const consumptionRecord = (row: ConsumptionRow, tz: string) => ({
+const consumptionRecord = (row: ConsumptionRow, tz: string): z.output<typeof ConsumptionRecord> => ({
   id: row.id,
   user_id: row.user_id,
   user_name: row.user_name,

@@ -11,7 +11,7 @@ export const LogRecord = z
 /** A new log entry's id. */
 export const LogId = int.meta({ example: 120 });
 
-/** Consumption record (spec 2); `id` and `job_id` are additions. */
+/** Consumption record (spec 2); `id`, `job_id` and the language-model ledger fields are additions. */
 export const ConsumptionRecord = z
   .object({
     id: int,
@@ -27,11 +27,19 @@ export const ConsumptionRecord = z
     cpu: z.number(),
     disk: z.number(),
     date_invoiced: timestamp.nullable(),
+    kind: z.string().meta({ description: 'training, chat or aichat: what consumed' }),
+    client_id: int.nullable(),
+    usecase_id: int.nullable(),
+    chat_id: int.nullable(),
+    model: z.string().nullable(),
+    prompt_tokens: int.nullable(),
+    completion_tokens: int.nullable(),
   })
   .meta({
     example: {
       id: 31, user_id: 12, user_name: 'Ana', date: '2024-03-01 09:30:00', app_name: 'forecast', training_id: 9, job_id: 41,
-      host: 'worker-1', pid: 4242, ram: 512.5, cpu: 12.25, disk: 3.5, date_invoiced: null,
+      host: 'worker-1', pid: 4242, ram: 512.5, cpu: 12.25, disk: 3.5, date_invoiced: null, kind: 'training',
+      client_id: null, usecase_id: null, chat_id: null, model: null, prompt_tokens: null, completion_tokens: null,
     },
   });
 

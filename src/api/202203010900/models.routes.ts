@@ -26,7 +26,8 @@ const statusCodes = () =>
   );
 
 /** App record: every number as a string (legacy rows); 0 stands for "no job/training". */
-function appRecord(row: AppRecordRow, tz: string): Record<string, string | null> {
+// Typed by the documented shape, so a new column cannot be added here without its schema.
+function appRecord(row: AppRecordRow, tz: string): Required<z.output<typeof AppRecord>> {
   return {
     Id: String(row.id),
     App_Name: row.app_name,

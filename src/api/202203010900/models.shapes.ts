@@ -23,6 +23,7 @@ export const AppRecord = z
     DecreaseMargin: text,
     DeviationTarget: text,
     DeviatedTarget: text,
+    ModelFamily: text,
     Status: text,
     Host: text,
     Pid: text,
