@@ -200,7 +200,7 @@ export function detectFrequency(timeline: (DateTime | null)[], unit: DatePart): 
 const UNIT_MS: Partial<Record<DatePart, number>> = { day: 86_400_000, hour: 3_600_000, minute: 60_000 };
 
 /** b - a in `unit`; plain arithmetic because luxon's diff() is slow on 100k-row uploads (UTC: days are 24 h). */
-function gapIn(a: DateTime, b: DateTime, unit: DatePart): number {
+export function gapIn(a: DateTime, b: DateTime, unit: DatePart): number {
   if (unit === 'year') return b.year - a.year;
   if (unit === 'month') return (b.year - a.year) * 12 + (b.month - a.month);
   return (b.toMillis() - a.toMillis()) / (UNIT_MS[unit] as number);

@@ -1,554 +1,362 @@
 /**
- * The training engine: synchronous and CPU-bound, meant to run inside a worker thread (pool.ts), but free
- * of any thread/HTTP/DB concern so it can be tested and benchmarked in-process.
+ * The forecasting engine (issue 10): synchronous and CPU-bound, meant to run inside a worker thread
+ * (pool.ts), free of any thread/HTTP/DB concern so it can be tested and benchmarked in-process.
  *
- * Procedure (trainModel):
- *  1. Rows whose output cells are ALL empty are rows to forecast. The others are known rows; a known row is
- *     skipped (invalid) when an output cell is empty or a numeric output/input, date part or date cell does
- *     not parse (values.parseNumber): it is treated as missing, never imputed for training.
- *  2. `dataRowsToConsider` keeps the most recent N valid known rows. At least MIN_KNOWN_ROWS are needed.
- *  3. Chronological hold-out: the last 20% of those rows (at least 1) are the validation rows. A network
- *     trained on the first 80% (encoder fitted on them only) is scored on them -> metrics, successRate.
- *  4. The final model is RETRAINED from scratch on all known rows (same params, fresh encoder fit), so the
- *     hold-out figures estimate exactly the procedure that produced the stored model.
- *  5. Forecasts = predict(final model) on the rows to forecast; if there are none, on generated future rows:
- *     `horizon` rows (monthly 12, daily 7, hourly 24, otherwise 1) stepped from the last known date with the
- *     detected step, other inputs copied from the last known row.
+ * trainModel():
+ *  1. Reads the upload (series.ts): known rows, rows to forecast, time axis and frequency.
+ *  2. ModelFamily 'network' takes the legacy path (legacy.ts): one brain.js network, as before the engine.
+ *  3. Otherwise, per output column: builds the features (features.ts) and the time index, backtests every
+ *     applicable family of the registry (models/candidates.ts) on the known rows only (backtest.ts: rolling
+ *     origin for time-ordered data, k-fold for tabular data), selects the best single model or combination
+ *     (selection.ts), refits the winners on every known row, and derives 80/95% intervals from the winner's
+ *     backtest errors (intervals.ts).
+ *  4. Forecasts come from predict() on the JSON round-tripped stored model (forecaster.ts), so a reload
+ *     predicts identically.
  *
- * Baseline: seasonal naive, the actual value of the same output `season` known rows earlier (monthly 12,
- * daily 7, hourly 24, else 1 = last value); when that row is before the first considered row, the previous
- * row. Frequency: modal gap between consecutive known dates (dates.detectFrequency).
- *
- * Network: brain.js NeuralNetwork, tanh (encoder.ts ACTIVATION), per-sample SGD (momentum 0.1). Training rows are shuffled once
- * (seeded) because brain never shuffles and chronological order would bias the last epochs to the end.
+ * The seed is derived from the upload and the parameters unless one is given: the same upload gives the same
+ * forecast. Hold-out figures (metrics, successRate) are those of the winner on the backtest rows; the
+ * baseline figures are those of the best naive family on the same rows.
  */
-import brain from 'brain.js';
+import { createHash } from 'node:crypto';
 import type { DateTime } from 'luxon';
-import {
-  PART_ORDER,
-  NO_TIME_AXIS,
-  detectDateFormat,
-  detectFrequency,
-  finestVaryingPart,
-  isMonthEndSeries,
-  parseDate,
-  stepDate,
-  timelineFromParts,
-  withDateCache,
-  type PartValues,
-} from './dates.js';
-import {
-  ACTIVATION,
-  encodeOutputs,
-  fitEncoder,
-  readOutputs,
-  readPart,
-  type CellReader,
-  type EncoderState,
-  type OutputValue,
-  type TimeAxisState,
-} from './encoder.js';
-import { mulberry32, shuffleInPlace, withSeededRandom } from './prng.js';
-import { encodeRow, loadNetwork, predict, runEncoded, runRow, type NetworkLike } from './predict.js';
-import {
-  TrainingError,
-  type ColumnSpec,
-  type TrainedModel,
-  type TrainingInput,
-  type TrainingParams,
-  type TrainingProgress,
-  type TrainingResult,
-} from './types.js';
-import { isEmptyCell, parseNumber } from './values.js';
+import { stepDate, withDateCache } from './dates.js';
+import type { CellReader } from './encoder.js';
+import { featureNames, featuresOf, fitFeatureSpace } from './features.js';
+import { kFold, rollingOrigin, type Backtest } from './backtest.js';
+import { predictRows, type EngineState, type OutputState, type RowToPredict, type SeriesState } from './forecaster.js';
+import { intervalWidths } from './intervals.js';
+import { DEFAULT_DEVIATION_TARGET, DEFAULT_LEARNING_RATE, hiddenLayerCount, hiddenLayerWidth, trainNetworkOnly } from './legacy.js';
+import { familiesFor } from './models/candidates.js';
+import type { FamilyParams, FitRows, ModelFamily, SeriesInfo } from './models/model.js';
+import { ProgressReporter, type EngineHooks } from './progress.js';
+import { bestNaive, chooseWinner, scoreFamilies, type Scored, type Winner } from './selection.js';
+import { analyse, futureRows, invalid, timeIndex, type Analysis } from './series.js';
+import type { OutputSelection, TrainedModelV2, TrainingInput, TrainingParams, TrainingResult } from './types.js';
+import { countDecimals, parseNumber } from './values.js';
 
-export const MIN_KNOWN_ROWS = 5;
-export const HOLDOUT_SHARE = 0.2;
-export const MAX_HIDDEN_LAYERS = 5;
-export const MIN_LAYER_WIDTH = 8;
-export const MAX_LAYER_WIDTH = 64;
-export const DEFAULT_LEARNING_RATE = 0.05;
-export const DEFAULT_DEVIATION_TARGET = 10;
-export const MAX_EPOCHS = 100_000;
-/** Epoch budget default: about SAMPLE_EPOCH_BUDGET row presentations per fit, within [20, 2000] epochs. */
-export const SAMPLE_EPOCH_BUDGET = 600_000;
-/** Epochs between deviatedTarget early-stop checks (each costs a forward pass over the fit rows). */
-export const CHECK_EVERY = 10;
-/** brain stops when training MSE (scaled units) <= errorThresh; tiny, so `epochs` is the real budget. */
-const ERROR_THRESH = 1e-9;
-const MOMENTUM = 0.1;
+export { DEFAULT_LEARNING_RATE, hiddenLayerCount, hiddenLayerWidth } from './legacy.js';
+export { MIN_KNOWN_ROWS } from './series.js';
+export type { EngineHooks } from './progress.js';
 
-export interface EngineHooks {
-  onProgress?: (progress: TrainingProgress) => void;
-  /** Minimum ms between progress reports (the first (0) and the final (100) are always sent). Default 200. */
-  progressIntervalMs?: number;
-}
+/** Default epoch cap of a network fit (brain `iterations`), as the legacy engine's budget. */
+export const DEFAULT_EPOCHS = 2000;
 
-interface Analysis {
-  columns: ColumnSpec[];
-  readers: CellReader[];
-  /** Valid known row indices, chronological, after dataRowsToConsider. */
-  known: number[];
-  /** Rows to forecast (all output cells empty). */
-  forecast: number[];
-  timeAxis: TimeAxisState;
-  dateFormats: Record<string, string>;
-  timeline: (DateTime | null)[];
-}
-
-interface Sample {
-  input: number[];
-  output: number[];
-  actual: OutputValue[];
-}
-
-interface ResolvedParams extends TrainingParams {
-  learningRate: number;
-  epochs: number;
-  seed: number;
-  deviationTarget: number;
-}
-
-/** Trains and forecasts; throws TrainingError('invalid_input') for uploads that cannot be trained on. */
 export function trainModel(input: TrainingInput, hooks: EngineHooks = {}): TrainingResult {
   return withDateCache(() => {
     const analysis = analyse(input);
-    const params = resolveParams(input.params, analysis.known.length);
-    return withSeededRandom(params.seed, () => run(input, analysis, params, hooks));
+    const seed = input.params.seed !== undefined && Number.isFinite(input.params.seed) ? Math.trunc(input.params.seed) >>> 0 : seedOf(input);
+    if (input.params.modelFamily === 'network') return trainNetworkOnly(input, analysis, hooks, seed);
+    return forecast(input, analysis, hooks, seed);
   });
 }
 
-function run(input: TrainingInput, analysis: Analysis, params: ResolvedParams, hooks: EngineHooks): TrainingResult {
-  const { known, readers } = analysis;
-  const n = known.length;
-  const validationRows = Math.max(1, Math.round(n * HOLDOUT_SHARE));
-  const trainRows = known.slice(0, n - validationRows);
-  const holdout = known.slice(n - validationRows);
-  const progress = new ProgressReporter(params.epochs * 2, hooks);
-  const random = mulberry32(params.seed ^ 0x9e3779b9);
-  // Layer count from the known-row count, so both fits build the same shape.
-  const layers = hiddenLayerCount(params.layersRequested, n);
+/** 32 bits of a hash of everything that defines the run. */
+function seedOf(input: TrainingInput): number {
+  const hash = createHash('sha256');
+  hash.update(JSON.stringify([input.header, input.columns, input.params]));
+  for (const row of input.rows) hash.update(JSON.stringify(row));
+  return hash.digest().readUInt32LE(0);
+}
 
-  // Phase 1: fit on the first 80%, score on the hold-out.
-  const encA = fitEncoder(analysis.columns, trainRows.map((i) => readers[i] as CellReader), analysis.timeAxis, analysis.dateFormats);
-  const fitA = fitNetwork(encA, samplesOf(encA, trainRows, readers), params, layers, random, (epoch, error) =>
-    progress.epoch(epoch, error),
-  );
-  const predictions = holdout.map((i) => runRow(fitA.net, encA, readers[i] as CellReader));
-  const actuals = holdout.map((i) => readOutputs(encA, readers[i] as CellReader));
-  const season = analysis.timeAxis.season;
-  const baseline = holdout.map((_, h) => {
-    const position = n - validationRows + h;
-    const lagged = position - season >= 0 ? position - season : position - 1;
-    return readOutputs(encA, readers[known[lagged] as number] as CellReader);
+interface Placement {
+  series: SeriesState;
+  info: SeriesInfo;
+  /** Time of each known row (aligned with analysis.known). */
+  knownTimes: number[];
+  /** Rows to forecast: cells, date and time. */
+  targets: { rowIndex: number | null; cells: (string | null)[]; date: DateTime | null; time: number }[];
+}
+
+function place(input: TrainingInput, analysis: Analysis): Placement {
+  const axis = analysis.timeAxis;
+  const firstDate = analysis.timeline[analysis.known[0] as number] ?? null;
+  const times = firstDate ? timeIndex(analysis, firstDate) : analysis.timeline.map(() => null);
+  const known = analysis.known.map((i) => times[i] ?? null);
+  const increasing = known.every((t, k) => t !== null && (k === 0 || t > (known[k - 1] as number)));
+  const timeOrdered = axis.source !== 'none' && increasing && analysis.forecast.every((i) => times[i] !== null);
+  const knownTimes = timeOrdered ? (known as number[]) : known.map((_, k) => k);
+  const lastTime = knownTimes[knownTimes.length - 1] as number;
+  const lastDate = analysis.timeline[analysis.known.at(-1) as number] ?? null;
+
+  let targets: Placement['targets'];
+  if (analysis.forecast.length > 0) {
+    targets = analysis.forecast.map((i, j) => ({
+      rowIndex: i,
+      cells: input.rows[i] as (string | null)[],
+      date: analysis.timeline[i] ?? null,
+      time: timeOrdered ? (times[i] as number) : lastTime + 1 + j,
+    }));
+  } else {
+    targets = futureRows(input, analysis).map((cells, j) => ({
+      rowIndex: null,
+      cells,
+      date: lastDate && axis.source !== 'none' ? stepDate(lastDate, axis.unit, (j + 1) * axis.step, axis.monthEnd) : null,
+      time: lastTime + 1 + j,
+    }));
+  }
+  const ahead = targets.map((t) => t.time - lastTime);
+  const horizon = timeOrdered
+    ? Math.max(1, Math.min(Math.max(...ahead, 1), Math.floor(knownTimes.length / 2)))
+    : Math.max(1, targets.length);
+  const season = timeOrdered ? Math.max(1, axis.season) : 1;
+  const info: SeriesInfo = {
+    timeOrdered,
+    frequency: axis.frequency,
+    season,
+    yearLength: axis.frequency === 'daily' ? 365.25 : 0,
+    horizon,
+  };
+  const series: SeriesState = {
+    timeOrdered,
+    source: axis.source,
+    dateColumn: axis.dateColumn,
+    partColumns: axis.partColumns,
+    coarsest: axis.coarsest,
+    realDates: axis.realDates,
+    unit: axis.unit,
+    step: axis.step,
+    monthEnd: axis.monthEnd,
+    frequency: axis.frequency,
+    season,
+    horizon,
+    origin: firstDate ? firstDate.toISO() : null,
+    lastTime,
+  };
+  return { series, info, knownTimes, targets };
+}
+
+function familyParams(params: TrainingParams): FamilyParams {
+  return {
+    layersRequested: params.layersRequested !== undefined && params.layersRequested > 0 ? Math.round(params.layersRequested) : 0,
+    learningRate: params.learningRate ?? DEFAULT_LEARNING_RATE,
+    epochs: params.epochs !== undefined && params.epochs > 0 ? Math.ceil(params.epochs) : DEFAULT_EPOCHS,
+    deviatedTarget: params.deviatedTarget,
+    deviationTarget: params.deviationTarget !== undefined && params.deviationTarget > 0 ? params.deviationTarget : DEFAULT_DEVIATION_TARGET,
+  };
+}
+
+function checkParams(p: TrainingParams): void {
+  for (const key of ['layersRequested', 'learningRate', 'dataRowsToConsider', 'increaseMargin', 'decreaseMargin', 'deviationTarget', 'deviatedTarget', 'epochs'] as const) {
+    const v = p[key];
+    if (v !== undefined && !Number.isFinite(v)) throw invalid(`Parameter ${key} must be a finite number`);
+  }
+  const lr = p.learningRate;
+  if (lr !== undefined && !(lr > 0 && lr < 1)) throw invalid('learningRate must be > 0 and < 1');
+}
+
+interface OutputRun {
+  column: string;
+  kind: 'numeric' | 'categorical';
+  decimals: number;
+  data: FitRows;
+  scored: Scored[];
+  winner: Winner;
+}
+
+function forecast(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, seed: number): TrainingResult {
+  checkParams(input.params);
+  const started = performance.now();
+  const params = { ...input.params, seed };
+  const familyParamsResolved = familyParams(params);
+  const placement = place(input, analysis);
+  const { info, knownTimes } = placement;
+  const space = fitFeatureSpace(analysis, info.timeOrdered);
+  const names = featureNames(space);
+  const readers = analysis.known.map((i) => analysis.readers[i] as CellReader);
+  const features = analysis.known.map((i, k) => featuresOf(space, readers[k] as CellReader, analysis.timeline[i] ?? null));
+  const n = analysis.known.length;
+  const minFit = Math.max(4, Math.min(2 * info.season + 2, Math.floor(n / 2)));
+  const backtest: Backtest = info.timeOrdered ? rollingOrigin(knownTimes, info.horizon, minFit) : kFold(n, seed);
+  if (backtest.splits.length === 0) throw invalid(`Too few known rows to test a model: ${n}`);
+
+  const outputs = analysis.columns.filter((c) => c.role === 'output');
+  const plan = outputs.map((col) => ({ col, families: familiesFor(col.kind) }));
+  const fitsPerFamily = backtest.splits.length + 1;
+  const total = plan.reduce((sum, p) => sum + p.families.reduce((s, f) => s + f.cost(info, n) * fitsPerFamily, 0), 0);
+  const progress = new ProgressReporter(total, hooks);
+  let done = 0;
+  const context = (family: ModelFamily, fitRows: number) => {
+    const cost = family.cost(info, fitRows);
+    const base = done;
+    done += cost;
+    return {
+      seed: (seed ^ Math.imul(done * 1000 + fitRows, 0x9e3779b1)) >>> 0,
+      params: familyParamsResolved,
+      featureNames: names,
+      progress: (share: number) => progress.epoch(base + Math.min(1, Math.max(0, share)) * cost, 0),
+    };
+  };
+
+  const runs: OutputRun[] = plan.map(({ col, families }) => {
+    const cells = readers.map((read) => read(col.name) ?? '');
+    const target = col.kind === 'numeric' ? cells.map((c) => parseNumber(c) as number) : cells.map((c) => c.trim());
+    const data: FitRows = { time: knownTimes, features, target: target };
+    const scored = scoreFamilies(families, data, backtest, info, context);
+    const winner = chooseWinner(scored, backtest, data, col.kind);
+    const decimals = col.kind === 'numeric' ? cells.reduce((m, c) => Math.max(m, countDecimals(c)), 0) : 0;
+    return { column: col.name, kind: col.kind, decimals, data, scored, winner };
   });
-  const metrics = scoreHoldout(encA, predictions, actuals, baseline);
-  const successRate = Math.round(
-    100 * (1 - deviationShare(encA, predictions, actuals, params.deviationTarget)),
-  );
 
-  // Phase 2: retrain from scratch on every known row for the stored model.
-  const encB = fitEncoder(analysis.columns, known.map((i) => readers[i] as CellReader), analysis.timeAxis, analysis.dateFormats);
-  const fitB = fitNetwork(encB, samplesOf(encB, known, readers), params, layers, random, (epoch, error) =>
-    progress.epoch(params.epochs + epoch, error),
-  );
-  const model: TrainedModel = { version: 1, network: fitB.json, encoder: encB, params };
+  // Refit the winners on every known row; their JSON-safe states are the stored model.
+  const outputStates: OutputState[] = runs.map((run) => ({
+    column: run.column,
+    kind: run.kind,
+    decimals: run.decimals,
+    members: run.winner.members.map(({ family, weight }) => ({
+      family: family.name,
+      weight,
+      state: family.fit(run.data, { info, ...context(family, n) }).state,
+    })),
+    widths: run.kind === 'numeric' ? widthsOf(run, backtest) : null,
+  }));
+  const engine: EngineState = {
+    version: 1,
+    series: placement.series,
+    features: space,
+    inputColumns: analysis.columns.filter((c) => c.role === 'input' || c.role === 'date').map((c) => c.name),
+    outputs: outputStates,
+  };
+  const model: TrainedModelV2 = JSON.parse(JSON.stringify({ version: 2, params, engine })) as TrainedModelV2;
 
-  const forecastRows =
-    analysis.forecast.length > 0
-      ? analysis.forecast.map((i) => ({ rowIndex: i, cells: input.rows[i] as (string | null)[] }))
-      : futureRows(input, analysis).map((cells) => ({ rowIndex: null as number | null, cells }));
-  const values = predict(model, input.header, forecastRows.map((r) => r.cells));
-  const forecasts = forecastRows.map((r, i) => ({ rowIndex: r.rowIndex, values: values[i] as Record<string, string> }));
-  progress.done(fitB.error);
+  const index = new Map<string, number>();
+  input.header.forEach((name, i) => {
+    if (!index.has(name)) index.set(name, i);
+  });
+  const rows: RowToPredict[] = placement.targets.map((t) => ({
+    read: (column) => {
+      const i = index.get(column);
+      return i === undefined ? undefined : t.cells[i];
+    },
+    date: t.date,
+    time: t.time,
+  }));
+  const predicted = predictRows(model.engine as EngineState, params, input.header, rows);
+  const forecasts = placement.targets.map((t, i) => ({ rowIndex: t.rowIndex, ...(predicted[i] as (typeof predicted)[number]) }));
+  progress.done(0);
 
-  const requested = input.params.layersRequested;
+  const trainMs = performance.now() - started;
+  const deviationTarget = familyParamsResolved.deviationTarget;
+  const hasNetwork = runs.some((r) => r.winner.members.some((m) => m.family.name === 'network'));
+  const layersCreated = hasNetwork ? hiddenLayerCount(params.layersRequested, n) : 0;
+  const width = hiddenLayerWidth(names.length, 1);
   return {
     model,
     forecasts,
-    metrics: { ...metrics, validationRows, trainingRows: trainRows.length },
-    successRate: Math.max(0, Math.min(100, successRate)),
+    selection: {
+      modelFamily: 'auto',
+      scheme: backtest.scheme,
+      windows: backtest.splits.length,
+      horizon: info.horizon,
+      frequency: info.timeOrdered ? info.frequency : 'none',
+      season: info.season,
+      outputs: runs.map(selectionOf),
+    },
+    metrics: metricsOf(runs, backtest),
+    successRate: successRateOf(runs, backtest, deviationTarget),
     figures: {
-      neurons: fitB.hidden.reduce((a, b) => a + b, 0),
-      inputs: encB.inputSize,
-      outputs: encB.outputSize,
-      layersRequested: requested !== undefined && requested > 0 ? requested : fitB.hidden.length,
-      layersCreated: fitB.hidden.length,
+      neurons: layersCreated * width,
+      inputs: names.length,
+      outputs: runs.reduce((sum, r) => sum + (r.kind === 'numeric' ? 1 : new Set(r.data.target as string[]).size), 0),
+      layersRequested: params.layersRequested !== undefined && params.layersRequested > 0 ? params.layersRequested : layersCreated,
+      layersCreated,
     },
-    timing: {
-      trainMs: fitB.trainMs,
-      samples: n,
-      epochs: fitB.epochs,
-      samplesEpochsPerSecond: fitB.trainMs > 0 ? (n * fitB.epochs) / (fitB.trainMs / 1000) : 0,
-    },
+    timing: { trainMs, samples: n, epochs: 0, samplesEpochsPerSecond: 0 },
   };
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// Parameters and network shape
-
-function invalid(message: string): TrainingError {
-  return new TrainingError('invalid_input', message);
-}
-
-function resolveParams(p: TrainingParams, knownRows: number): ResolvedParams {
-  const finite = (name: string, v: number | undefined) => {
-    if (v !== undefined && !Number.isFinite(v)) throw invalid(`Parameter ${name} must be a finite number`);
-  };
-  for (const key of ['layersRequested', 'learningRate', 'dataRowsToConsider', 'increaseMargin', 'decreaseMargin', 'deviationTarget', 'deviatedTarget', 'epochs', 'seed'] as const) {
-    finite(key, p[key]);
-  }
-  const learningRate = p.learningRate ?? DEFAULT_LEARNING_RATE;
-  if (!(learningRate > 0 && learningRate < 1)) throw invalid('learningRate must be > 0 and < 1');
-  const epochs =
-    p.epochs !== undefined && p.epochs > 0
-      ? Math.min(MAX_EPOCHS, Math.ceil(p.epochs))
-      : Math.max(20, Math.min(2000, Math.round(SAMPLE_EPOCH_BUDGET / Math.max(1, knownRows))));
-  const deviationTarget = p.deviationTarget !== undefined && p.deviationTarget > 0 ? p.deviationTarget : DEFAULT_DEVIATION_TARGET;
-  const seed = p.seed !== undefined ? Math.trunc(p.seed) >>> 0 : Math.floor(Math.random() * 2 ** 32);
-  return { ...p, learningRate, epochs, deviationTarget, seed };
-}
-
-/** Hidden layer count: see TrainingParams.layersRequested. */
-export function hiddenLayerCount(layersRequested: number | undefined, knownRows: number): number {
-  if (layersRequested !== undefined && layersRequested > 0) {
-    return Math.min(MAX_HIDDEN_LAYERS, Math.max(1, Math.round(layersRequested)));
-  }
-  return knownRows < 1000 ? 1 : 2;
-}
-
-/** Width of every hidden layer: next power of two >= inputs + outputs, within [8, 64]. */
-export function hiddenLayerWidth(inputs: number, outputs: number): number {
-  return Math.max(MIN_LAYER_WIDTH, Math.min(MAX_LAYER_WIDTH, 2 ** Math.ceil(Math.log2(inputs + outputs))));
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Analysis of the upload
-
-function analyse(input: TrainingInput): Analysis {
-  const { header, rows } = input;
-  if (!Array.isArray(header) || header.length === 0) throw invalid('The CSV has no header');
-  const index = new Map<string, number>();
-  header.forEach((name, i) => {
-    if (!index.has(name)) index.set(name, i);
-  });
-  const seen = new Set<string>();
-  const columns: ColumnSpec[] = [];
-  for (const spec of input.columns) {
-    if (!index.has(spec.name)) throw invalid(`Column '${spec.name}' is not in the CSV header`);
-    if (seen.has(spec.name)) throw invalid(`Column '${spec.name}' is configured twice`);
-    seen.add(spec.name);
-    if (spec.role !== 'ignore') columns.push(spec);
-  }
-  const outputs = columns.filter((c) => c.role === 'output');
-  const partColumns = columns.filter((c) => c.role === 'date' && c.datePart);
-  const dateColumns = columns.filter((c) => c.role === 'date' && !c.datePart);
-  if (outputs.length === 0) throw invalid('At least one output column is required');
-  if (!columns.some((c) => c.role === 'input' || c.role === 'date')) {
-    throw invalid('At least one input or date column is required');
-  }
-  const parts = partColumns.map((c) => c.datePart as (typeof PART_ORDER)[number]);
-  if (new Set(parts).size !== parts.length) throw invalid('Each date part may be assigned to one column only');
-
-  const readers: CellReader[] = rows.map((row) => (column) => {
-    const i = index.get(column);
-    return i === undefined ? undefined : row[i];
-  });
-  const forecast: number[] = [];
-  const candidates: number[] = [];
-  readers.forEach((read, i) => {
-    if (outputs.every((c) => isEmptyCell(read(c.name)))) forecast.push(i);
-    else candidates.push(i);
-  });
-
-  const dateFormats: Record<string, string> = {};
-  for (const col of dateColumns) {
-    const format = detectDateFormat(candidates.map((i) => (readers[i] as CellReader)(col.name) ?? ''));
-    if (format === null) throw invalid(`Column '${col.name}': unrecognised date format`);
-    dateFormats[col.name] = format;
-  }
-
-  const valid = candidates.filter((i) => isValidKnownRow(readers[i] as CellReader, columns, dateFormats));
-  const limit = input.params.dataRowsToConsider;
-  const known = limit !== undefined && limit > 0 && valid.length > limit ? valid.slice(valid.length - Math.floor(limit)) : valid;
-  if (known.length < MIN_KNOWN_ROWS) {
-    throw invalid(`At least ${MIN_KNOWN_ROWS} valid rows with known outputs are needed, found ${known.length}`);
-  }
-
-  // Time axis: date-part columns if any, else the first whole-date column, else none.
-  let timeline: (DateTime | null)[] = rows.map(() => null);
-  let timeAxis: TimeAxisState = {
-    ...NO_TIME_AXIS,
-    source: 'none',
-    partColumns: [],
-    dateColumn: null,
-    coarsest: null,
-    monthEnd: false,
-    realDates: false,
-  };
-  if (partColumns.length > 0) {
-    timeline = timelineFromParts(
-      readers.map((read) => {
-        const values: PartValues = {};
-        for (const c of partColumns) {
-          const v = readPart(read(c.name));
-          if (v === null) return null;
-          values[c.datePart as keyof PartValues] = v;
-        }
-        return values;
-      }),
-      parts,
-    );
-    timeAxis = {
-      ...timeAxis,
-      source: 'parts',
-      partColumns: partColumns.map((c) => ({ column: c.name, part: c.datePart as (typeof PART_ORDER)[number] })),
-      coarsest: PART_ORDER.find((p) => parts.includes(p)) ?? null,
-      realDates: parts.includes('year'),
-    };
-  } else if (dateColumns[0]) {
-    const column = dateColumns[0].name;
-    const format = dateFormats[column] as string;
-    timeline = readers.map((read) => {
-      const cell = read(column);
-      return isEmptyCell(cell) ? null : parseDate(cell as string, format);
-    });
-    timeAxis = { ...timeAxis, source: 'date', dateColumn: { column, format }, realDates: true };
-  }
-  if (timeAxis.source !== 'none') {
-    const knownDates = known.map((i) => timeline[i]).filter((d): d is DateTime => d != null);
-    const monthEnd = timeAxis.realDates && isMonthEndSeries(knownDates);
-    const unit = monthEnd ? 'month' : finestVaryingPart(knownDates);
-    timeAxis = { ...timeAxis, ...detectFrequency(known.map((i) => timeline[i] ?? null), unit), monthEnd };
-  }
-  return { columns, readers, known, forecast, timeAxis, dateFormats, timeline };
-}
-
-function isValidKnownRow(read: CellReader, columns: ColumnSpec[], dateFormats: Record<string, string>): boolean {
-  for (const c of columns) {
-    const cell = read(c.name);
-    if (c.role === 'output') {
-      if (isEmptyCell(cell)) return false;
-      if (c.kind === 'numeric' && parseNumber(cell) === null) return false;
-    } else if (c.role === 'input') {
-      if (c.kind === 'numeric' && parseNumber(cell) === null) return false;
-    } else if (c.role === 'date') {
-      if (c.datePart ? readPart(cell) === null : isEmptyCell(cell) || parseDate(cell as string, dateFormats[c.name] as string) === null) {
-        return false;
-      }
-    }
-  }
-  return true;
-}
-
-/** Future rows when nothing is left to forecast: see the module comment (step 5). */
-function futureRows(input: TrainingInput, analysis: Analysis): (string | null)[][] {
-  const lastIndex = analysis.known[analysis.known.length - 1] as number;
-  const last = input.rows[lastIndex] as (string | null)[];
-  const lastDate = analysis.timeline[lastIndex] ?? null;
-  const axis = analysis.timeAxis;
-  const specs = new Map(analysis.columns.map((c) => [c.name, c]));
-  const lastDates = new Map<string, DateTime | null>();
-  for (const [column, format] of Object.entries(analysis.dateFormats)) {
-    const i = input.header.indexOf(column);
-    const cell = last[i];
-    lastDates.set(column, isEmptyCell(cell) ? null : parseDate(cell as string, format));
-  }
-  const result: (string | null)[][] = [];
-  for (let k = 1; k <= axis.horizon; k++) {
-    const offset = k * axis.step;
-    const date = lastDate ? stepDate(lastDate, axis.unit, offset, axis.monthEnd) : null;
-    result.push(
-      input.header.map((name, i) => {
-        const spec = specs.get(name);
-        if (!spec || spec.role === 'output') return '';
-        if (spec.role === 'date' && spec.datePart) return date ? String(date[spec.datePart]) : (last[i] ?? '');
-        if (spec.role === 'date') {
-          const base = lastDates.get(name) ?? null;
-          const format = analysis.dateFormats[name] as string;
-          return base && axis.source !== 'none' ? stepDate(base, axis.unit, offset, axis.monthEnd).toFormat(format) : (last[i] ?? '');
-        }
-        return last[i] ?? '';
-      }),
-    );
-  }
-  return result;
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Fitting
-
-function samplesOf(encoder: EncoderState, indices: number[], readers: CellReader[]): Sample[] {
-  return indices.map((i) => {
-    const read = readers[i] as CellReader;
-    const actual = readOutputs(encoder, read);
-    return { input: encodeRow(encoder, read), output: Array.from(encodeOutputs(encoder, actual)), actual };
-  });
-}
-
-/** Thrown from brain's callback: the only way to end its synchronous train() loop early. */
-class StopTraining extends Error {
-  constructor(
-    readonly epochs: number,
-    readonly error: number,
-  ) {
-    super('deviatedTarget reached');
-  }
-}
-
-interface Fit {
-  net: NetworkLike;
-  json: unknown;
-  hidden: number[];
-  epochs: number;
-  error: number;
-  trainMs: number;
-}
-
-function fitNetwork(
-  encoder: EncoderState,
-  samples: Sample[],
-  params: ResolvedParams,
-  layers: number,
-  random: () => number,
-  onEpoch: (epoch: number, error: number) => void,
-): Fit {
-  const width = hiddenLayerWidth(encoder.inputSize, encoder.outputSize);
-  const hidden = Array.from({ length: layers }, () => width);
-  const net = new brain.NeuralNetwork({ hiddenLayers: hidden, activation: ACTIVATION });
-  const data = shuffleInPlace(
-    samples.map((s) => ({ input: s.input, output: s.output })),
-    random,
+function widthsOf(run: OutputRun, backtest: Backtest) {
+  const actual = run.data.target as number[];
+  const steps = Math.max(1, backtest.horizon);
+  const byStep: number[][] = Array.from({ length: steps }, () => []);
+  backtest.splits.forEach((split, s) =>
+    split.test.forEach((row, j) => {
+      const step = Math.max(1, Math.min(steps, split.steps[j] as number));
+      (byStep[step - 1] as number[]).push(((run.winner.predictions[s] as number[])[j] as number) - (actual[row] as number));
+    }),
   );
-  const goal = params.deviatedTarget;
-  const callback = (state: { iterations: number; error: number }) => {
-    onEpoch(state.iterations, state.error);
-    if (goal !== undefined && goal >= 0 && state.iterations % CHECK_EVERY === 0 && state.iterations < params.epochs) {
-      const predictions = samples.map((s) => runEncoded(net as unknown as NetworkLike, encoder, s.input));
-      const share = deviationShare(encoder, predictions, samples.map((s) => s.actual), params.deviationTarget);
-      if (share * 100 <= goal) throw new StopTraining(state.iterations, state.error);
-    }
-  };
-  const started = performance.now();
-  let epochs: number;
-  let error: number;
-  try {
-    const status = net.train(data, {
-      iterations: params.epochs,
-      errorThresh: ERROR_THRESH,
-      learningRate: params.learningRate,
-      momentum: MOMENTUM,
-      callback,
-      callbackPeriod: 1,
-      log: false,
-    });
-    epochs = status.iterations;
-    error = status.error;
-  } catch (stop) {
-    if (!(stop instanceof StopTraining)) throw stop;
-    epochs = stop.epochs;
-    error = stop.error;
-  }
-  const trainMs = performance.now() - started;
-  const json = net.toJSON();
-  // Predictions always go through the serialized network so they equal predict() on the stored model.
-  return { net: loadNetwork(json), json, hidden, epochs, error, trainMs };
+  return intervalWidths(byStep);
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// Scoring
-
-/** Share (0..1) of prediction cells outside the deviationTarget tolerance; see TrainingParams.deviationTarget. */
-function deviationShare(encoder: EncoderState, predictions: OutputValue[][], actuals: OutputValue[][], target: number): number {
-  let cells = 0;
-  let deviated = 0;
-  predictions.forEach((pred, r) => {
-    encoder.outputs.forEach((t, j) => {
-      const p = pred[j] as OutputValue;
-      const a = (actuals[r] as OutputValue[])[j] as OutputValue;
-      cells++;
-      if (t.type === 'numeric') {
-        const reference = (a as number) !== 0 ? Math.abs(a as number) : t.max - t.min;
-        if (Math.abs((p as number) - (a as number)) > (target / 100) * reference) deviated++;
-      } else if (p !== a) {
-        deviated++;
-      }
-    });
-  });
-  return cells === 0 ? 0 : deviated / cells;
-}
-
-function scoreHoldout(
-  encoder: EncoderState,
-  predictions: OutputValue[][],
-  actuals: OutputValue[][],
-  baseline: OutputValue[][],
-): Omit<TrainingResult['metrics'], 'validationRows' | 'trainingRows'> {
-  const numeric = encoder.outputs.map((t, j) => [t, j] as const).filter(([t]) => t.type === 'numeric');
-  const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
-  if (numeric.length === 0) {
-    const rate = (preds: OutputValue[][]) =>
-      mean(encoder.outputs.map((_, j) => mean(preds.map((p, r) => (p[j] === (actuals[r] as OutputValue[])[j] ? 0 : 1)))));
-    const mae = rate(predictions);
-    const baselineMae = rate(baseline);
-    return { mae, rmse: Math.sqrt(mae), mape: null, baselineMae, baselineRmse: Math.sqrt(baselineMae) };
-  }
-  const errors = (preds: OutputValue[][], j: number) =>
-    preds.map((p, r) => (p[j] as number) - ((actuals[r] as OutputValue[])[j] as number));
-  const maes: number[] = [];
-  const rmses: number[] = [];
-  const mapes: number[] = [];
-  const baseMaes: number[] = [];
-  const baseRmses: number[] = [];
-  for (const [, j] of numeric) {
-    const e = errors(predictions, j);
-    const b = errors(baseline, j);
-    maes.push(mean(e.map(Math.abs)));
-    rmses.push(Math.sqrt(mean(e.map((x) => x * x))));
-    baseMaes.push(mean(b.map(Math.abs)));
-    baseRmses.push(Math.sqrt(mean(b.map((x) => x * x))));
-    const pct = e
-      .map((x, r) => [x, (actuals[r] as OutputValue[])[j] as number] as const)
-      .filter(([, a]) => a !== 0)
-      .map(([x, a]) => Math.abs(x / a) * 100);
-    if (pct.length > 0) mapes.push(mean(pct));
-  }
+function selectionOf(run: OutputRun): OutputSelection {
+  const naive = bestNaive(run.scored);
   return {
-    mae: mean(maes),
-    rmse: mean(rmses),
-    mape: mapes.length > 0 ? mean(mapes) : null,
-    baselineMae: mean(baseMaes),
-    baselineRmse: mean(baseRmses),
+    column: run.column,
+    kind: run.kind,
+    metric: run.kind === 'numeric' ? 'MAE' : 'error rate',
+    chosen: run.winner.members.length > 1 ? 'combination' : (run.winner.members[0] as { family: ModelFamily }).family.name,
+    description: run.winner.description,
+    error: run.winner.error,
+    baseline: { name: naive?.family.name ?? 'none', error: naive?.error ?? run.winner.error },
+    candidates: run.scored.map((s) => ({
+      name: s.family.name,
+      description: s.description,
+      error: s.error,
+      ...(s.note ? { note: s.note } : {}),
+    })),
   };
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// Progress
-
-class ProgressReporter {
-  private last = -Infinity;
-  private readonly interval: number;
-
-  constructor(
-    private readonly total: number,
-    private readonly hooks: EngineHooks,
-  ) {
-    this.interval = hooks.progressIntervalMs ?? 200;
-    this.emit(0, 1, 0);
+/** Backtest figures of the winners (several outputs: the mean of the per-output figures). */
+function metricsOf(runs: OutputRun[], backtest: Backtest): TrainingResult['metrics'] {
+  const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+  const validationRows = backtest.splits.reduce((sum, s) => sum + s.test.length, 0);
+  const trainingRows = runs[0]?.data.time.length ?? 0;
+  const pairs = (run: OutputRun, predictions: (number | string)[][]) =>
+    backtest.splits.flatMap((split, s) => split.test.map((row, j) => [(predictions[s] as (number | string)[])[j], run.data.target[row]] as [number | string, number | string]));
+  const numeric = runs.filter((r) => r.kind === 'numeric');
+  if (numeric.length === 0) {
+    const rate = (pick: (r: OutputRun) => (number | string)[][] | null) =>
+      mean(runs.map((r) => mean(pairs(r, pick(r) ?? r.winner.predictions).map(([p, a]) => (p === a ? 0 : 1)))));
+    const mae = rate((r) => r.winner.predictions);
+    const baselineMae = rate((r) => bestNaive(r.scored)?.predictions ?? null);
+    return { mae, rmse: Math.sqrt(mae), mape: null, baselineMae, baselineRmse: Math.sqrt(baselineMae), validationRows, trainingRows };
   }
+  const figures = numeric.map((r) => {
+    const errors = pairs(r, r.winner.predictions).map(([p, a]) => [(p as number) - (a as number), a as number] as const);
+    const naive = pairs(r, bestNaive(r.scored)?.predictions ?? r.winner.predictions).map(([p, a]) => (p as number) - (a as number));
+    const pct = errors.filter(([, a]) => a !== 0).map(([e, a]) => Math.abs(e / a) * 100);
+    return {
+      mae: mean(errors.map(([e]) => Math.abs(e))),
+      rmse: Math.sqrt(mean(errors.map(([e]) => e * e))),
+      mape: pct.length > 0 ? mean(pct) : null,
+      baselineMae: mean(naive.map(Math.abs)),
+      baselineRmse: Math.sqrt(mean(naive.map((e) => e * e))),
+    };
+  });
+  const mapes = figures.map((f) => f.mape).filter((m): m is number => m !== null);
+  return {
+    mae: mean(figures.map((f) => f.mae)),
+    rmse: mean(figures.map((f) => f.rmse)),
+    mape: mapes.length > 0 ? mean(mapes) : null,
+    baselineMae: mean(figures.map((f) => f.baselineMae)),
+    baselineRmse: mean(figures.map((f) => f.baselineRmse)),
+    validationRows,
+    trainingRows,
+  };
+}
 
-  epoch(epoch: number, error: number): void {
-    const now = performance.now();
-    if (now - this.last < this.interval) return;
-    this.emit(epoch, error, Math.min(99, Math.floor((100 * epoch) / this.total)));
+/**
+ * % of backtest predictions (row x output) within deviationTarget% of the actual (if the actual is 0: of the
+ * output's range); categorical: exact class match. The documented meaning of the training's success_rate.
+ */
+function successRateOf(runs: OutputRun[], backtest: Backtest, target: number): number {
+  let cells = 0;
+  let ok = 0;
+  for (const run of runs) {
+    const actual = run.data.target as (number | string)[];
+    const numbers = run.kind === 'numeric' ? (actual as number[]) : [];
+    const range = numbers.length > 0 ? numbers.reduce((a, b) => Math.max(a, b), -Infinity) - numbers.reduce((a, b) => Math.min(a, b), Infinity) : 0;
+    backtest.splits.forEach((split, s) =>
+      split.test.forEach((row, j) => {
+        const p = (run.winner.predictions[s] as (number | string)[])[j] as number | string;
+        const a = actual[row] as number | string;
+        cells++;
+        if (typeof a === 'number') {
+          const reference = a !== 0 ? Math.abs(a) : range;
+          if (Math.abs((p as number) - a) <= (target / 100) * reference) ok++;
+        } else if (p === a) ok++;
+      }),
+    );
   }
-
-  done(error: number): void {
-    this.emit(this.total, error, 100);
-  }
-
-  private emit(epoch: number, error: number, advance: number): void {
-    if (!this.hooks.onProgress) return;
-    this.last = performance.now();
-    this.hooks.onProgress({ epoch, epochs: this.total, error, advance });
-  }
+  return cells === 0 ? 0 : Math.max(0, Math.min(100, Math.round((100 * ok) / cells)));
 }

@@ -4,7 +4,8 @@
  * predict(), so no other module depends on a model version's layout.
  */
 import type { EncoderState } from './encoder.js';
-import type { ColumnSpec, TrainedModel } from './types.js';
+import type { EngineState } from './forecaster.js';
+import type { TrainedModel } from './types.js';
 
 export interface ModelColumns {
   /** Input and date columns the model reads. */
@@ -20,23 +21,13 @@ function ofEncoder(encoder: EncoderState): ModelColumns {
   return { inputs: [...inputs], outputs: encoder.outputs.map((target) => target.column) };
 }
 
-function ofSpecs(columns: ColumnSpec[]): ModelColumns {
-  return {
-    inputs: columns.filter((c) => c.role === 'input' || c.role === 'date').map((c) => c.name),
-    outputs: columns.filter((c) => c.role === 'output').map((c) => c.name),
-  };
-}
-
-const isSpecList = (value: unknown): value is ColumnSpec[] =>
-  Array.isArray(value) && value.every((c) => typeof (c as ColumnSpec)?.name === 'string' && typeof (c as ColumnSpec)?.role === 'string');
-
 /** undefined when the model does not say (then callers let predict() decide). */
 export function modelColumns(model: TrainedModel): ModelColumns | undefined {
   if (model.version === 1) {
     const encoder = model.encoder as EncoderState | null;
     return encoder?.version === 1 ? ofEncoder(encoder) : undefined;
   }
-  // A V2 model keeps the upload's column specs with its engine state (engine.columns).
-  const columns = (model.engine as { columns?: unknown } | null)?.columns;
-  return isSpecList(columns) ? ofSpecs(columns) : undefined;
+  const engine = model.engine as Partial<EngineState> | null;
+  if (!engine?.inputColumns || !engine.outputs) return undefined;
+  return { inputs: [...engine.inputColumns], outputs: engine.outputs.map((o) => o.column) };
 }

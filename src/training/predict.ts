@@ -12,7 +12,10 @@ import {
   type EncoderState,
   type OutputValue,
 } from './encoder.js';
-import { TrainingError, type TrainedModel, type TrainingParams } from './types.js';
+import { predictRows, type EngineState, type PredictedRow } from './forecaster.js';
+import { TrainingError, type TrainedModel } from './types.js';
+export { adjustForecast } from './postprocess.js';
+import { adjustForecast } from './postprocess.js';
 import { formatNumber } from './values.js';
 
 export type NetworkLike = { run(input: ArrayLike<number>): ArrayLike<number> };
@@ -37,18 +40,6 @@ export function asEncoderState(model: TrainedModel): EncoderState {
   return encoder;
 }
 
-/**
- * Forecast post-processing for a numeric output, in this order:
- *  1. margins: v = pred + |pred| * (increaseMargin - decreaseMargin) / 100
- *  2. noNegatives: v = max(0, v)
- *  3. rounding to the output's decimals (max decimals seen in that column in the training rows).
- */
-export function adjustForecast(pred: number, params: TrainingParams): number {
-  const margin = (params.increaseMargin ?? 0) - (params.decreaseMargin ?? 0);
-  let value = pred + (Math.abs(pred) * margin) / 100;
-  if (params.noNegatives && value < 0) value = 0;
-  return value;
-}
 
 /**
  * brain gets plain arrays (of float32-rounded values, exactly what it trains on): a typed array would make
@@ -67,29 +58,41 @@ export function runEncoded(net: NetworkLike, encoder: EncoderState, input: numbe
   return decodeOutputs(encoder, net.run(input));
 }
 
-/**
- * Predicts the output columns of `rows`. Rows are either arrays aligned with `header` or records keyed by
- * column name. Each result row has every header column (input cells copied, null -> '') plus every output
- * column, filled with the formatted forecast. Missing/non-numeric input cells are imputed (encoder.ts).
- */
-export function predict(
-  model: TrainedModel,
-  header: string[],
-  rows: Record<string, string>[] | (string | null)[][],
-): Record<string, string>[] {
-  const encoder = asEncoderState(model);
-  const net = loadNetwork((model as { network: unknown }).network);
+type RowsIn = Record<string, string>[] | (string | null)[][];
+
+function readersOf(header: string[], rows: RowsIn): CellReader[] {
   const index = new Map<string, number>();
   header.forEach((name, i) => {
     if (!index.has(name)) index.set(name, i);
   });
-  return rows.map((row) => {
-    const read: CellReader = Array.isArray(row)
-      ? (column) => {
+  return rows.map((row) =>
+    Array.isArray(row)
+      ? (column: string) => {
           const i = index.get(column);
           return i === undefined ? undefined : row[i];
         }
-      : (column) => row[column];
+      : (column: string) => row[column],
+  );
+}
+
+/**
+ * Predicts the output columns of `rows`. Rows are either arrays aligned with `header` or records keyed by
+ * column name. Each result row has every header column (input cells copied, null -> '') plus every output
+ * column, filled with the formatted forecast. Missing/non-numeric input cells are imputed.
+ */
+export function predict(model: TrainedModel, header: string[], rows: RowsIn): Record<string, string>[] {
+  return predictWithIntervals(model, header, rows).map((row) => row.values);
+}
+
+/** predict(), plus the 80/95% interval bounds of numeric outputs for engine-trained (v2) models. */
+export function predictWithIntervals(model: TrainedModel, header: string[], rows: RowsIn): PredictedRow[] {
+  const readers = readersOf(header, rows);
+  if (model.version === 2) {
+    return predictRows(model.engine as EngineState, model.params, header, readers.map((read) => ({ read })));
+  }
+  const encoder = asEncoderState(model);
+  const net = loadNetwork(model.network);
+  return readers.map((read) => {
     const values = runRow(net, encoder, read);
     const out: Record<string, string> = {};
     for (const name of header) out[name] = read(name) ?? '';
@@ -100,6 +103,6 @@ export function predict(
           ? formatNumber(adjustForecast(value as number, model.params), target.decimals)
           : (value as string);
     });
-    return out;
+    return { values: out };
   });
 }

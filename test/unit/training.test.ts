@@ -48,14 +48,14 @@ function monthlySeries(known: number, toForecast: number, seed = 7) {
 
 const mae = (a: number[], b: number[]) => a.reduce((s, v, i) => s + Math.abs(v - (b[i] as number)), 0) / a.length;
 
-describe('training engine through the worker pool', () => {
+describe('legacy network-only path (ModelFamily network) through the worker pool', () => {
   let pool: TrainingPool;
   const series = monthlySeries(300, 12);
   const input: TrainingInput = {
     header: series.header,
     columns: series.columns,
     rows: series.rows,
-    params: { seed: 42, epochs: 300, layersRequested: 1, learningRate: 0.05 },
+    params: { modelFamily: 'network', seed: 42, epochs: 300, layersRequested: 1, learningRate: 0.05 },
   };
   let result: TrainingResult;
   const progress: TrainingProgress[] = [];
@@ -190,10 +190,10 @@ describe('training engine through the worker pool', () => {
   });
 });
 
-describe('training engine in-process', () => {
+describe('legacy network-only path (ModelFamily network) in-process', () => {
   it('generates a season of future monthly rows when nothing is left to forecast', () => {
     const s = monthlySeries(120, 0);
-    const r = trainModel({ ...s, params: { seed: 1, epochs: 30 } });
+    const r = trainModel({ ...s, params: { modelFamily: 'network', seed: 1, epochs: 30 } });
     expect(r.forecasts).toHaveLength(12);
     expect(r.forecasts.every((f) => f.rowIndex === null)).toBe(true);
     expect(r.forecasts.map((f) => `${f.values.Year}-${f.values.Month}`)).toEqual(
@@ -220,7 +220,7 @@ describe('training engine in-process', () => {
         { name: 'Visits', role: 'output', kind: 'numeric' },
       ],
       rows: daily,
-      params: { seed: 1, epochs: 200 },
+      params: { modelFamily: 'network', seed: 1, epochs: 200 },
     });
     expect(r.forecasts.map((f) => f.values.Date)).toEqual([
       '2024-03-11', '2024-03-12', '2024-03-13', '2024-03-14', '2024-03-15', '2024-03-16', '2024-03-17',
@@ -243,7 +243,7 @@ describe('training engine in-process', () => {
         { name: 'Load', role: 'output', kind: 'numeric' },
       ],
       rows: hourly,
-      params: { seed: 1, epochs: 10 },
+      params: { modelFamily: 'network', seed: 1, epochs: 10 },
     });
     expect(h.forecasts).toHaveLength(24);
     expect(h.forecasts[0]?.values.When).toBe('03/03/2024 00:00');
@@ -258,7 +258,7 @@ describe('training engine in-process', () => {
     });
     rows[10] = ['n/a', 'low'];
     rows.push(['7.5', ''], ['1.0', '']);
-    const params = { seed: 5, epochs: 60 };
+    const params = { modelFamily: 'network' as const, seed: 5, epochs: 60 };
     const columns: ColumnSpec[] = [
       { name: 'x', role: 'input', kind: 'numeric' },
       { name: 'band', role: 'output', kind: 'categorical' },
@@ -275,7 +275,7 @@ describe('training engine in-process', () => {
 
   it('stops early once the deviatedTarget goal is met', () => {
     const s = monthlySeries(120, 0);
-    const r = trainModel({ ...s, params: { seed: 1, epochs: 2000, deviationTarget: 50, deviatedTarget: 50 } });
+    const r = trainModel({ ...s, params: { modelFamily: 'network', seed: 1, epochs: 2000, deviationTarget: 50, deviatedTarget: 50 } });
     expect(r.timing.epochs).toBeLessThan(2000);
   });
 });

@@ -1,0 +1,238 @@
+/**
+ * Ridge regression on engineered terms: a linear trend in time, season dummies (time mod season), the
+ * exogenous features, and, in the `linear_ar` variant, lags of the output (1, 2 and the season) where the
+ * series is regular. Multi-step forecasts fill the lags recursively with the model's own predictions, row by
+ * row in time order, using each future row's own features.
+ *
+ * Columns are standardised; the penalty is chosen per fit by generalised cross-validation over a fixed grid,
+ * from one symmetric eigendecomposition of X'X (ml-matrix), so the fit costs O(n p^2) however many
+ * penalties are tried and stays fast on 100k-row uploads.
+ */
+import { EigenvalueDecomposition, Matrix } from 'ml-matrix';
+import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
+
+const PENALTIES = [1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1];
+/** A series is regular when at least this share of consecutive fitted times are one step apart. */
+const REGULAR_SHARE = 0.9;
+
+interface LinearState {
+  trend: boolean;
+  /** Season dummies for slots 1..season-1 (slot 0 is the intercept's), 0 = none. */
+  season: number;
+  lags: number[];
+  featureCount: number;
+  t0: number;
+  tScale: number;
+  means: number[];
+  sds: number[];
+  beta: number[];
+  intercept: number;
+  penalty: number;
+  lastTime: number;
+  /** (time, value) of the last fitted rows, enough for every lag. */
+  history: [number, number][];
+  featureNames: string[];
+}
+
+const slotOf = (t: number, s: number) => ((Math.round(t) % s) + s) % s;
+
+function isRegular(time: number[]): boolean {
+  let ones = 0;
+  for (let i = 1; i < time.length; i++) if ((time[i] as number) - (time[i - 1] as number) === 1) ones++;
+  return time.length > 1 && ones / (time.length - 1) >= REGULAR_SHARE;
+}
+
+function chooseLags(info: SeriesInfo, rows: number): number[] {
+  const lags = info.season > 1 ? [1, 2, info.season] : [1, 2];
+  return rows >= Math.max(...lags) + 12 ? lags : [];
+}
+
+/** Raw (unstandardised) terms of one row. */
+function terms(state: Pick<LinearState, 'trend' | 'season' | 'lags' | 't0' | 'tScale'>, t: number, features: number[], lagValues: number[]): number[] {
+  const x: number[] = [];
+  if (state.trend) x.push((t - state.t0) / state.tScale);
+  if (state.season > 1) {
+    const slot = slotOf(t, state.season);
+    for (let k = 1; k < state.season; k++) x.push(slot === k ? 1 : 0);
+  }
+  for (const f of features) x.push(f);
+  for (const v of lagValues) x.push(v);
+  return x;
+}
+
+function lagValuesAt(values: Map<number, number>, t: number, lags: number[]): number[] | null {
+  const out: number[] = [];
+  for (const lag of lags) {
+    const v = values.get(t - lag);
+    if (v === undefined) return null;
+    out.push(v);
+  }
+  return out;
+}
+
+function fitRidge(x: number[][], y: number[]): { beta: number[]; intercept: number; means: number[]; sds: number[]; penalty: number } {
+  const n = x.length;
+  const p = x[0]?.length ?? 0;
+  const means = new Array<number>(p).fill(0);
+  const sds = new Array<number>(p).fill(0);
+  for (const row of x) for (let j = 0; j < p; j++) means[j] = (means[j] as number) + (row[j] as number) / n;
+  for (const row of x) for (let j = 0; j < p; j++) sds[j] = (sds[j] as number) + ((row[j] as number) - (means[j] as number)) ** 2 / n;
+  for (let j = 0; j < p; j++) sds[j] = Math.sqrt(sds[j] as number) > 1e-12 ? Math.sqrt(sds[j] as number) : 0;
+  const yMean = y.reduce((a, b) => a + b, 0) / n;
+  if (p === 0) return { beta: [], intercept: yMean, means, sds, penalty: 0 };
+  // G = Z'Z and b = Z'y on standardised columns (constant columns are all zero and get a zero weight).
+  const g = Array.from({ length: p }, () => new Float64Array(p));
+  const b = new Float64Array(p);
+  const z = new Float64Array(p);
+  let yy = 0;
+  for (let i = 0; i < n; i++) {
+    const row = x[i] as number[];
+    for (let j = 0; j < p; j++) z[j] = (sds[j] as number) > 0 ? ((row[j] as number) - (means[j] as number)) / (sds[j] as number) : 0;
+    const yc = (y[i] as number) - yMean;
+    yy += yc * yc;
+    for (let j = 0; j < p; j++) {
+      const zj = z[j] as number;
+      if (zj === 0) continue;
+      b[j] = (b[j] as number) + zj * yc;
+      const gj = g[j] as Float64Array;
+      for (let k = j; k < p; k++) gj[k] = (gj[k] as number) + zj * (z[k] as number);
+    }
+  }
+  for (let j = 0; j < p; j++) for (let k = 0; k < j; k++) (g[j] as Float64Array)[k] = (g[k] as Float64Array)[j] as number;
+  const eig = new EigenvalueDecomposition(new Matrix(g.map((r) => Array.from(r))), { assumeSymmetric: true });
+  const values = eig.realEigenvalues.map((e) => Math.max(0, e));
+  const vectors = eig.eigenvectorMatrix;
+  // Coordinates of b in the eigenbasis: c = V'b.
+  const c = values.map((_, k) => {
+    let sum = 0;
+    for (let j = 0; j < p; j++) sum += vectors.get(j, k) * (b[j] as number);
+    return sum;
+  });
+  let best = { gcv: Infinity, penalty: 0 };
+  for (const scale of PENALTIES) {
+    const penalty = scale * n;
+    let df = 0;
+    let fitted = 0; // y'H y = sum c_k^2 * e_k / (e_k + l)^2 * (2 (e_k + l) - e_k) ... expanded below
+    for (let k = 0; k < p; k++) {
+      const e = values[k] as number;
+      const ck = c[k] as number;
+      df += e / (e + penalty);
+      // RSS = y'y - 2 beta'b + beta'G beta with beta_k = c_k / (e_k + l) in the eigenbasis.
+      fitted += (2 * ck * ck) / (e + penalty) - (e * ck * ck) / (e + penalty) ** 2;
+    }
+    const rss = Math.max(0, yy - fitted);
+    const gcv = (n * rss) / Math.max(1e-12, (n - df) ** 2);
+    if (gcv < best.gcv) best = { gcv, penalty };
+  }
+  const beta = new Array<number>(p).fill(0);
+  for (let k = 0; k < p; k++) {
+    const w = (c[k] as number) / ((values[k] as number) + best.penalty);
+    for (let j = 0; j < p; j++) beta[j] = (beta[j] as number) + vectors.get(j, k) * w;
+  }
+  return { beta, intercept: yMean, means, sds, penalty: best.penalty / n };
+}
+
+function evaluate(state: LinearState, x: number[]): number {
+  let v = state.intercept;
+  for (let j = 0; j < x.length; j++) {
+    const sd = state.sds[j] as number;
+    if (sd > 0) v += ((state.beta[j] as number) * ((x[j] as number) - (state.means[j] as number))) / sd;
+  }
+  return v;
+}
+
+function revive(state: LinearState): FittedModel<LinearState> {
+  return {
+    state,
+    predict(rows: PredictRows) {
+      const order = rows.time.map((_, i) => i).sort((a, b) => (rows.time[a] as number) - (rows.time[b] as number));
+      const values = new Map<number, number>(state.history);
+      const out = new Array<number>(rows.time.length).fill(0);
+      let latest = state.history.at(-1)?.[1] ?? state.intercept;
+      for (const i of order) {
+        const t = rows.time[i] as number;
+        // A lag that falls in a gap (or before the history) takes the latest known or predicted value.
+        const lagValues = state.lags.map((lag) => values.get(t - lag) ?? latest);
+        const y = evaluate(state, terms(state, t, rows.features[i] as number[], lagValues));
+        out[i] = y;
+        if (state.lags.length > 0 && t > state.lastTime && !values.has(t)) {
+          values.set(t, y);
+          latest = y;
+        }
+      }
+      return out;
+    },
+    describe() {
+      const parts: string[] = [];
+      if (state.trend) parts.push('trend');
+      if (state.season > 1) parts.push(`${state.season - 1} season dummies`);
+      if (state.featureCount > 0) parts.push(`${state.featureCount} features`);
+      if (state.lags.length > 0) parts.push(`lags ${state.lags.join(',')}`);
+      return `ridge regression (penalty ${state.penalty.toPrecision(2)}) on ${parts.join(', ') || 'a constant'}`;
+    },
+  };
+}
+
+function fitLinear(rows: FitRows, ctx: FitContext, withLags: boolean): FittedModel<LinearState> {
+  const y = rows.target as number[];
+  const { info } = ctx;
+  const n = y.length;
+  const timeOrdered = info.timeOrdered;
+  const lags = withLags ? chooseLags(info, n) : [];
+  const t0 = rows.time[0] as number;
+  const shape = {
+    trend: timeOrdered && n >= 3,
+    season: timeOrdered && info.season > 1 && n >= 2 * info.season ? info.season : 0,
+    lags,
+    t0,
+    tScale: Math.max(1, (rows.time[n - 1] as number) - t0),
+  };
+  const values = new Map<number, number>();
+  rows.time.forEach((t, i) => values.set(t, y[i] as number));
+  const x: number[][] = [];
+  const target: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = rows.time[i] as number;
+    const lagValues = lagValuesAt(values, t, lags);
+    if (lagValues === null) continue;
+    x.push(terms(shape, t, rows.features[i] as number[], lagValues));
+    target.push(y[i] as number);
+  }
+  if (x.length < 3) throw new Error('too few rows for a regression');
+  ctx.progress(0.5);
+  const fit = fitRidge(x, target);
+  const maxLag = lags.length > 0 ? Math.max(...lags) : 0;
+  const lastTime = rows.time[n - 1] as number;
+  const history: [number, number][] = [];
+  for (let i = 0; i < n; i++) if ((rows.time[i] as number) > lastTime - maxLag - 1) history.push([rows.time[i] as number, y[i] as number]);
+  ctx.progress(1);
+  return revive({
+    ...shape,
+    ...fit,
+    featureCount: rows.features[0]?.length ?? 0,
+    lastTime,
+    history: lags.length > 0 ? history : [[lastTime, y[n - 1] as number]],
+    featureNames: ctx.featureNames,
+  });
+}
+
+export const linearFamily: ModelFamily<LinearState> = {
+  name: 'linear',
+  kind: 'numeric',
+  applies: (_info, n) => n >= 5,
+  cost: (_info, n) => 1 + n / 20_000,
+  fit: (rows, ctx) => fitLinear(rows, ctx, false),
+  revive,
+};
+
+export const linearArFamily: ModelFamily<LinearState> = {
+  name: 'linear_ar',
+  kind: 'numeric',
+  applies: (info, n) => info.timeOrdered && chooseLags(info, n).length > 0,
+  cost: (_info, n) => 1 + n / 20_000,
+  fit(rows, ctx) {
+    if (!isRegular(rows.time)) throw new Error('the series is not regular enough for lags');
+    return fitLinear(rows, ctx, true);
+  },
+  revive,
+};

@@ -1,0 +1,126 @@
+/**
+ * The naive family: the forecasts a spreadsheet user tries first, and the bar every other candidate must
+ * clear in the backtest. With T the last fitted time, s the season and h = t - T:
+ *  naive           y(T)
+ *  seasonal_naive  the latest fitted value of the same season slot (t mod s), i.e. y(T + h - k s)
+ *  drift           y(T) + h * slope, slope = (y(T) - y(first)) / (T - first)
+ *  seasonal_drift  seasonal naive + slope * (t - time of that slot's value)
+ *  mean            mean of the fitted values (the only numeric one for tabular data)
+ *  season_mean     mean of the fitted values of the same slot
+ *  majority        the most frequent class (categorical; ties by name)
+ * Rows at or before T get the same formulas (there is no in-sample state beyond these figures).
+ */
+import type { FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
+
+type NaiveName = 'naive' | 'seasonal_naive' | 'drift' | 'seasonal_drift' | 'mean' | 'season_mean';
+
+interface NaiveState {
+  lastTime: number;
+  last: number;
+  slope: number;
+  mean: number;
+  season: number;
+  /** Latest value and its time per season slot, and the slot means (length = season). */
+  slotValues: number[];
+  slotTimes: number[];
+  slotMeans: number[];
+}
+
+const slotOf = (t: number, s: number) => ((Math.round(t) % s) + s) % s;
+
+function summarise(rows: FitRows, season: number): NaiveState {
+  const y = rows.target as number[];
+  const t = rows.time;
+  const n = y.length;
+  const last = y[n - 1] as number;
+  const lastTime = t[n - 1] as number;
+  const span = lastTime - (t[0] as number);
+  const slope = span > 0 ? (last - (y[0] as number)) / span : 0;
+  const mean = y.reduce((a, b) => a + b, 0) / n;
+  const slotValues = new Array<number>(season).fill(last);
+  const slotTimes = new Array<number>(season).fill(lastTime);
+  const sums = new Array<number>(season).fill(0);
+  const counts = new Array<number>(season).fill(0);
+  for (let i = 0; i < n; i++) {
+    const k = slotOf(t[i] as number, season);
+    slotValues[k] = y[i] as number;
+    slotTimes[k] = t[i] as number;
+    sums[k] = (sums[k] as number) + (y[i] as number);
+    counts[k] = (counts[k] as number) + 1;
+  }
+  const slotMeans = sums.map((sum, k) => ((counts[k] as number) > 0 ? sum / (counts[k] as number) : mean));
+  return { lastTime, last, slope, mean, season, slotValues, slotTimes, slotMeans };
+}
+
+const FORMULAS: Record<NaiveName, (s: NaiveState, t: number) => number> = {
+  naive: (s) => s.last,
+  seasonal_naive: (s, t) => s.slotValues[slotOf(t, s.season)] as number,
+  drift: (s, t) => s.last + s.slope * (t - s.lastTime),
+  seasonal_drift: (s, t) => {
+    const k = slotOf(t, s.season);
+    return (s.slotValues[k] as number) + s.slope * (t - (s.slotTimes[k] as number));
+  },
+  mean: (s) => s.mean,
+  season_mean: (s, t) => s.slotMeans[slotOf(t, s.season)] as number,
+};
+
+const DESCRIPTIONS: Record<NaiveName, (s: NaiveState) => string> = {
+  naive: () => 'last value',
+  seasonal_naive: (s) => `seasonal naive (season ${s.season})`,
+  drift: () => 'last value + drift',
+  seasonal_drift: (s) => `seasonal naive + drift (season ${s.season})`,
+  mean: () => 'mean',
+  season_mean: (s) => `mean per season slot (season ${s.season})`,
+};
+
+function naiveFamily(name: NaiveName, applies: (info: SeriesInfo, rows: number) => boolean): ModelFamily<NaiveState> {
+  const revive = (state: NaiveState): FittedModel<NaiveState> => ({
+    state,
+    predict: (rows: PredictRows) => rows.time.map((t) => FORMULAS[name](state, t)),
+    describe: () => DESCRIPTIONS[name](state),
+  });
+  return {
+    name,
+    kind: 'numeric',
+    applies,
+    cost: () => 1,
+    fit: (rows, ctx) => revive(summarise(rows, name === 'mean' ? 1 : Math.max(1, ctx.info.season))),
+    revive,
+  };
+}
+
+const seasonal = (info: SeriesInfo) => info.timeOrdered && info.season > 1;
+
+export const naiveFamilies: ModelFamily[] = [
+  naiveFamily('naive', (info, n) => info.timeOrdered && n >= 1),
+  naiveFamily('seasonal_naive', (info, n) => seasonal(info) && n >= info.season),
+  naiveFamily('drift', (info, n) => info.timeOrdered && n >= 2),
+  naiveFamily('seasonal_drift', (info, n) => seasonal(info) && n >= info.season + 2),
+  naiveFamily('mean', (_info, n) => n >= 1),
+  naiveFamily('season_mean', (info, n) => seasonal(info) && n >= 2 * info.season),
+] as ModelFamily[];
+
+interface MajorityState {
+  label: string;
+}
+
+export const majorityFamily: ModelFamily<MajorityState> = {
+  name: 'majority',
+  kind: 'categorical',
+  applies: (_info, n) => n >= 1,
+  cost: () => 1,
+  fit(rows) {
+    const counts = new Map<string, number>();
+    for (const label of rows.target as string[]) counts.set(label, (counts.get(label) ?? 0) + 1);
+    const [label] = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0] as [string, number];
+    return this.revive({ label });
+  },
+  revive: (state) => ({
+    state,
+    predict: (rows) => rows.time.map(() => state.label),
+    describe: () => `majority class '${state.label}'`,
+  }),
+};
+
+/** Names of the families that form the baseline every forecast must clear. */
+export const NAIVE_NAMES = new Set(['naive', 'seasonal_naive', 'drift', 'seasonal_drift', 'mean', 'season_mean', 'majority']);

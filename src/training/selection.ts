@@ -1,0 +1,138 @@
+/**
+ * Model selection for one output column: every applicable family is fitted on each backtest split's fit
+ * rows and predicts its test rows; MAE (numeric) or error rate (categorical) over all test rows ranks them.
+ * The winner is the best single candidate, or, for numeric outputs, the inverse-error weighted combination
+ * of the best 2 or 3 when that combination scores lower on the same backtest (the M4 lesson: simple
+ * combinations are hard to beat). Naive families always compete, so the winner never scores worse than the
+ * best naive baseline. Ties go to the earlier family in the registry (the simpler one).
+ */
+import type { Backtest } from './backtest.js';
+import type { FitContext, FitRows, ModelFamily, PredictRows, SeriesInfo } from './models/model.js';
+import { NAIVE_NAMES } from './models/naive.js';
+
+export const MAX_COMBINED = 3;
+
+export interface Scored {
+  family: ModelFamily;
+  /** Predictions per split, aligned with split.test; null when the family failed or did not apply. */
+  predictions: (number | string)[][] | null;
+  error: number | null;
+  description: string;
+  note?: string;
+}
+
+export interface Winner {
+  members: { family: ModelFamily; weight: number }[];
+  /** Predictions per split of the winner (combined when several members). */
+  predictions: (number | string)[][];
+  error: number;
+  description: string;
+}
+
+export interface OutputData {
+  rows: FitRows;
+  kind: 'numeric' | 'categorical';
+}
+
+const subset = <T>(values: T[], indices: number[]) => indices.map((i) => values[i] as T);
+
+function rowsOf(data: FitRows, indices: number[]): FitRows {
+  return {
+    time: subset(data.time, indices),
+    features: subset(data.features, indices),
+    target: subset(data.target as (number | string)[], indices) as number[] | string[],
+  };
+}
+
+function predictOf(data: FitRows, indices: number[]): PredictRows {
+  return { time: subset(data.time, indices), features: subset(data.features, indices) };
+}
+
+/** Mean absolute error (numeric) or error rate (categorical) over every split. */
+export function backtestError(backtest: Backtest, actual: (number | string)[], predictions: (number | string)[][]): number {
+  let sum = 0;
+  let count = 0;
+  backtest.splits.forEach((split, s) => {
+    split.test.forEach((row, j) => {
+      const p = (predictions[s] as (number | string)[])[j] as number | string;
+      const a = actual[row] as number | string;
+      sum += typeof a === 'number' ? Math.abs((p as number) - a) : p === a ? 0 : 1;
+      count++;
+    });
+  });
+  return count === 0 ? Infinity : sum / count;
+}
+
+export function scoreFamilies(
+  families: ModelFamily[],
+  data: FitRows,
+  backtest: Backtest,
+  info: SeriesInfo,
+  context: (family: ModelFamily, fitRows: number) => Omit<FitContext, 'info'>,
+): Scored[] {
+  const actual = data.target as (number | string)[];
+  return families.map((family) => {
+    if (!backtest.splits.every((split) => family.applies(info, split.fit.length))) {
+      return { family, predictions: null, error: null, description: family.name, note: 'does not apply to this data' };
+    }
+    try {
+      let description = family.name;
+      const predictions = backtest.splits.map((split) => {
+        const fitted = family.fit(rowsOf(data, split.fit), { info, ...context(family, split.fit.length) });
+        description = fitted.describe();
+        const values = fitted.predict(predictOf(data, split.test)) as (number | string)[];
+        if (values.some((v) => typeof v === 'number' && !Number.isFinite(v))) throw new Error('non-finite prediction');
+        return values;
+      });
+      return { family, predictions, error: backtestError(backtest, actual, predictions), description };
+    } catch (error) {
+      return { family, predictions: null, error: null, description: family.name, note: `failed: ${(error as Error).message}` };
+    }
+  });
+}
+
+export function chooseWinner(scored: Scored[], backtest: Backtest, data: FitRows, kind: 'numeric' | 'categorical'): Winner {
+  const ranked = scored
+    .map((s, order) => ({ s, order }))
+    .filter(({ s }) => s.error !== null && Number.isFinite(s.error))
+    .sort((a, b) => (a.s.error as number) - (b.s.error as number) || a.order - b.order)
+    .map(({ s }) => s);
+  const best = ranked[0];
+  if (!best) throw new Error('no model could be fitted on this data');
+  let winner: Winner = {
+    members: [{ family: best.family, weight: 1 }],
+    predictions: best.predictions as (number | string)[][],
+    error: best.error as number,
+    description: best.description,
+  };
+  if (kind !== 'numeric' || (best.error as number) === 0) return winner;
+  const actual = data.target as number[];
+  for (let m = 2; m <= Math.min(MAX_COMBINED, ranked.length); m++) {
+    const members = ranked.slice(0, m);
+    const inverse = members.map((s) => 1 / (s.error as number));
+    const total = inverse.reduce((a, b) => a + b, 0);
+    const weights = inverse.map((w) => w / total);
+    const predictions = backtest.splits.map((_, s) =>
+      (members[0]?.predictions?.[s] as number[]).map((_, j) =>
+        members.reduce((sum, member, k) => sum + (weights[k] as number) * ((member.predictions?.[s] as number[])[j] as number), 0),
+      ),
+    );
+    const error = backtestError(backtest, actual, predictions);
+    if (error < winner.error) {
+      winner = {
+        members: members.map((s, k) => ({ family: s.family, weight: weights[k] as number })),
+        predictions,
+        error,
+        description: `combination of ${members.map((s, k) => `${s.family.name} (${(weights[k] as number).toFixed(2)})`).join(', ')}`,
+      };
+    }
+  }
+  return winner;
+}
+
+/** The best-scoring naive-family candidate: the baseline reported next to the winner. */
+export function bestNaive(scored: Scored[]): Scored | undefined {
+  return scored
+    .filter((s) => NAIVE_NAMES.has(s.family.name) && s.error !== null)
+    .sort((a, b) => (a.error as number) - (b.error as number))[0];
+}

@@ -1,0 +1,209 @@
+/**
+ * Reading an upload before any model sees it: which rows are known, which are to be forecast, the time axis
+ * (date-part columns, a whole-date column, or none) and its frequency. Shared by the forecasting engine
+ * (engine.ts) and the legacy network-only path (legacy.ts).
+ *
+ * Rows whose output cells are ALL empty are rows to forecast. A known row is skipped (invalid) when an output
+ * cell is empty or a numeric output/input, date part or date cell does not parse: it is treated as missing,
+ * never imputed. `dataRowsToConsider` keeps the most recent N valid known rows; at least MIN_KNOWN_ROWS.
+ * Future rows (when nothing is left to forecast): `horizon` rows (monthly 12, daily 7, hourly 24, else 1)
+ * stepped from the last known date, other inputs copied from the last known row.
+ */
+import type { DateTime } from 'luxon';
+import {
+  PART_ORDER,
+  NO_TIME_AXIS,
+  detectDateFormat,
+  detectFrequency,
+  finestVaryingPart,
+  gapIn,
+  isMonthEndSeries,
+  parseDate,
+  stepDate,
+  timelineFromParts,
+  type PartValues,
+} from './dates.js';
+import { readPart, type CellReader, type TimeAxisState } from './encoder.js';
+import { TrainingError, type ColumnSpec, type TrainingInput } from './types.js';
+import { isEmptyCell, parseNumber } from './values.js';
+
+export const MIN_KNOWN_ROWS = 5;
+
+export function invalid(message: string): TrainingError {
+  return new TrainingError('invalid_input', message);
+}
+
+export interface Analysis {
+  columns: ColumnSpec[];
+  readers: CellReader[];
+  /** Valid known row indices, chronological, after dataRowsToConsider. */
+  known: number[];
+  /** Rows to forecast (all output cells empty). */
+  forecast: number[];
+  timeAxis: TimeAxisState;
+  dateFormats: Record<string, string>;
+  timeline: (DateTime | null)[];
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Analysis of the upload
+
+export function analyse(input: TrainingInput): Analysis {
+  const { header, rows } = input;
+  if (!Array.isArray(header) || header.length === 0) throw invalid('The CSV has no header');
+  const index = new Map<string, number>();
+  header.forEach((name, i) => {
+    if (!index.has(name)) index.set(name, i);
+  });
+  const seen = new Set<string>();
+  const columns: ColumnSpec[] = [];
+  for (const spec of input.columns) {
+    if (!index.has(spec.name)) throw invalid(`Column '${spec.name}' is not in the CSV header`);
+    if (seen.has(spec.name)) throw invalid(`Column '${spec.name}' is configured twice`);
+    seen.add(spec.name);
+    if (spec.role !== 'ignore') columns.push(spec);
+  }
+  const outputs = columns.filter((c) => c.role === 'output');
+  const partColumns = columns.filter((c) => c.role === 'date' && c.datePart);
+  const dateColumns = columns.filter((c) => c.role === 'date' && !c.datePart);
+  if (outputs.length === 0) throw invalid('At least one output column is required');
+  if (!columns.some((c) => c.role === 'input' || c.role === 'date')) {
+    throw invalid('At least one input or date column is required');
+  }
+  const parts = partColumns.map((c) => c.datePart as (typeof PART_ORDER)[number]);
+  if (new Set(parts).size !== parts.length) throw invalid('Each date part may be assigned to one column only');
+
+  const readers: CellReader[] = rows.map((row) => (column) => {
+    const i = index.get(column);
+    return i === undefined ? undefined : row[i];
+  });
+  const forecast: number[] = [];
+  const candidates: number[] = [];
+  readers.forEach((read, i) => {
+    if (outputs.every((c) => isEmptyCell(read(c.name)))) forecast.push(i);
+    else candidates.push(i);
+  });
+
+  const dateFormats: Record<string, string> = {};
+  for (const col of dateColumns) {
+    const format = detectDateFormat(candidates.map((i) => (readers[i] as CellReader)(col.name) ?? ''));
+    if (format === null) throw invalid(`Column '${col.name}': unrecognised date format`);
+    dateFormats[col.name] = format;
+  }
+
+  const valid = candidates.filter((i) => isValidKnownRow(readers[i] as CellReader, columns, dateFormats));
+  const limit = input.params.dataRowsToConsider;
+  const known = limit !== undefined && limit > 0 && valid.length > limit ? valid.slice(valid.length - Math.floor(limit)) : valid;
+  if (known.length < MIN_KNOWN_ROWS) {
+    throw invalid(`At least ${MIN_KNOWN_ROWS} valid rows with known outputs are needed, found ${known.length}`);
+  }
+
+  // Time axis: date-part columns if any, else the first whole-date column, else none.
+  let timeline: (DateTime | null)[] = rows.map(() => null);
+  let timeAxis: TimeAxisState = {
+    ...NO_TIME_AXIS,
+    source: 'none',
+    partColumns: [],
+    dateColumn: null,
+    coarsest: null,
+    monthEnd: false,
+    realDates: false,
+  };
+  if (partColumns.length > 0) {
+    timeline = timelineFromParts(
+      readers.map((read) => {
+        const values: PartValues = {};
+        for (const c of partColumns) {
+          const v = readPart(read(c.name));
+          if (v === null) return null;
+          values[c.datePart as keyof PartValues] = v;
+        }
+        return values;
+      }),
+      parts,
+    );
+    timeAxis = {
+      ...timeAxis,
+      source: 'parts',
+      partColumns: partColumns.map((c) => ({ column: c.name, part: c.datePart as (typeof PART_ORDER)[number] })),
+      coarsest: PART_ORDER.find((p) => parts.includes(p)) ?? null,
+      realDates: parts.includes('year'),
+    };
+  } else if (dateColumns[0]) {
+    const column = dateColumns[0].name;
+    const format = dateFormats[column] as string;
+    timeline = readers.map((read) => {
+      const cell = read(column);
+      return isEmptyCell(cell) ? null : parseDate(cell as string, format);
+    });
+    timeAxis = { ...timeAxis, source: 'date', dateColumn: { column, format }, realDates: true };
+  }
+  if (timeAxis.source !== 'none') {
+    const knownDates = known.map((i) => timeline[i]).filter((d): d is DateTime => d != null);
+    const monthEnd = timeAxis.realDates && isMonthEndSeries(knownDates);
+    const unit = monthEnd ? 'month' : finestVaryingPart(knownDates);
+    timeAxis = { ...timeAxis, ...detectFrequency(known.map((i) => timeline[i] ?? null), unit), monthEnd };
+  }
+  return { columns, readers, known, forecast, timeAxis, dateFormats, timeline };
+}
+
+function isValidKnownRow(read: CellReader, columns: ColumnSpec[], dateFormats: Record<string, string>): boolean {
+  for (const c of columns) {
+    const cell = read(c.name);
+    if (c.role === 'output') {
+      if (isEmptyCell(cell)) return false;
+      if (c.kind === 'numeric' && parseNumber(cell) === null) return false;
+    } else if (c.role === 'input') {
+      if (c.kind === 'numeric' && parseNumber(cell) === null) return false;
+    } else if (c.role === 'date') {
+      if (c.datePart ? readPart(cell) === null : isEmptyCell(cell) || parseDate(cell as string, dateFormats[c.name] as string) === null) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+/** Future rows when nothing is left to forecast: see the module comment (step 5). */
+export function futureRows(input: TrainingInput, analysis: Analysis): (string | null)[][] {
+  const lastIndex = analysis.known[analysis.known.length - 1] as number;
+  const last = input.rows[lastIndex] as (string | null)[];
+  const lastDate = analysis.timeline[lastIndex] ?? null;
+  const axis = analysis.timeAxis;
+  const specs = new Map(analysis.columns.map((c) => [c.name, c]));
+  const lastDates = new Map<string, DateTime | null>();
+  for (const [column, format] of Object.entries(analysis.dateFormats)) {
+    const i = input.header.indexOf(column);
+    const cell = last[i];
+    lastDates.set(column, isEmptyCell(cell) ? null : parseDate(cell as string, format));
+  }
+  const result: (string | null)[][] = [];
+  for (let k = 1; k <= axis.horizon; k++) {
+    const offset = k * axis.step;
+    const date = lastDate ? stepDate(lastDate, axis.unit, offset, axis.monthEnd) : null;
+    result.push(
+      input.header.map((name, i) => {
+        const spec = specs.get(name);
+        if (!spec || spec.role === 'output') return '';
+        if (spec.role === 'date' && spec.datePart) return date ? String(date[spec.datePart]) : (last[i] ?? '');
+        if (spec.role === 'date') {
+          const base = lastDates.get(name) ?? null;
+          const format = analysis.dateFormats[name] as string;
+          return base && axis.source !== 'none' ? stepDate(base, axis.unit, offset, axis.monthEnd).toFormat(format) : (last[i] ?? '');
+        }
+        return last[i] ?? '';
+      }),
+    );
+  }
+  return result;
+}
+
+
+/**
+ * Position of each row on the time axis in steps of the detected frequency, counted from `origin`; null
+ * for rows without a date. Rounded: month-end and DST wobble stay on their step.
+ */
+export function timeIndex(analysis: Analysis, origin: DateTime): (number | null)[] {
+  const { unit, step } = analysis.timeAxis;
+  return analysis.timeline.map((date) => (date ? Math.round(gapIn(origin, date, unit) / step) : null));
+}

@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import { trainModel } from '../../src/training/engine.js';
+import { predict, predictWithIntervals } from '../../src/training/predict.js';
+import { mulberry32 } from '../../src/training/prng.js';
+import type { ColumnSpec, TrainingProgress, TrainingResult } from '../../src/training/types.js';
+
+const monthly = (i: number) => {
+  const year = 2000 + Math.floor(i / 12);
+  return `${year}-${String((i % 12) + 1).padStart(2, '0')}-01`;
+};
+const DATE_Y: ColumnSpec[] = [
+  { name: 'Date', role: 'date', kind: 'numeric' },
+  { name: 'y', role: 'output', kind: 'numeric' },
+];
+
+/** A monthly upload of `values`, the last `hidden` of them left empty. */
+function series(values: number[], hidden: number) {
+  const rows = values.map((v, i) => [monthly(i), i < values.length - hidden ? v.toFixed(3) : '']);
+  return { header: ['Date', 'y'], columns: DATE_Y, rows, truth: values.slice(values.length - hidden) };
+}
+
+const forecastOf = (r: TrainingResult) => r.forecasts.map((f) => Number(f.values.y));
+const mae = (a: number[], b: number[]) => a.reduce((s, v, i) => s + Math.abs(v - (b[i] as number)), 0) / a.length;
+const SEASON = [5, 3, 8, 12, 15, 20, 22, 21, 16, 10, 6, 4];
+
+describe('forecasting engine: model families on series with a known answer', () => {
+  it('extrapolates a pure trend exactly (y = 2x + 1, two rows to forecast)', () => {
+    const rows = Array.from({ length: 30 }, (_, i) => [String(i + 1), i < 28 ? String(2 * (i + 1) + 1) : '']);
+    const columns: ColumnSpec[] = [
+      { name: 'x', role: 'input', kind: 'numeric' },
+      { name: 'y', role: 'output', kind: 'numeric' },
+    ];
+    const r = trainModel({ header: ['x', 'y'], columns, rows, params: {} });
+    expect(forecastOf(r)).toEqual([59, 61]);
+    expect(r.successRate).toBe(100);
+    expect(r.selection?.outputs[0]?.chosen).toBe('linear');
+  });
+
+  it('repeats a pure season with a seasonal model', () => {
+    const s = series(Array.from({ length: 84 }, (_, i) => SEASON[i % 12] as number), 12);
+    const r = trainModel({ ...s, params: {} });
+    expect(mae(forecastOf(r), s.truth)).toBeLessThan(0.01);
+    const chosen = r.selection?.outputs[0];
+    expect(chosen?.error).toBeLessThan(0.01);
+    expect(r.selection).toMatchObject({ scheme: 'rolling-origin', frequency: 'monthly', season: 12, horizon: 12, windows: 3 });
+  });
+
+  it('beats seasonal naive on trend + season + noise', () => {
+    const random = mulberry32(3);
+    const values = Array.from({ length: 120 }, (_, i) => 100 + 0.8 * i + (SEASON[i % 12] as number) + (random() - 0.5) * 3);
+    const s = series(values, 12);
+    const r = trainModel({ ...s, params: {} });
+    const seasonalNaive = s.truth.map((_, h) => values[values.length - 24 + h] as number);
+    expect(mae(forecastOf(r), s.truth)).toBeLessThan(mae(seasonalNaive, s.truth) / 3);
+    const out = r.selection?.outputs[0];
+    expect(out?.error).toBeLessThanOrEqual(out?.baseline.error as number);
+  });
+
+  it('picks a naive model on a random walk', () => {
+    const random = mulberry32(9);
+    let level = 50;
+    const values = Array.from({ length: 200 }, () => (level += (random() - 0.5) * 4));
+    const r = trainModel({ ...series(values, 10), params: {} });
+    const out = r.selection?.outputs[0];
+    expect(out?.error).toBeLessThanOrEqual((out?.baseline.error as number) + 1e-9);
+    expect(out?.error).toBeGreaterThan((out?.baseline.error as number) * 0.9);
+  });
+
+  it('forecasts a categorical output, never worse than the majority class', () => {
+    const random = mulberry32(4);
+    const rows = Array.from({ length: 120 }, (_, i) => {
+      const x = random() * 10;
+      return [x.toFixed(2), i < 110 ? (x > 5 ? 'high' : 'low') : ''];
+    });
+    const columns: ColumnSpec[] = [
+      { name: 'x', role: 'input', kind: 'numeric' },
+      { name: 'band', role: 'output', kind: 'categorical' },
+    ];
+    const r = trainModel({ header: ['x', 'band'], columns, rows, params: {} });
+    const out = r.selection?.outputs[0];
+    expect(out).toMatchObject({ kind: 'categorical', metric: 'error rate' });
+    expect(out?.error).toBeLessThanOrEqual(out?.baseline.error as number);
+    expect(r.forecasts).toHaveLength(10);
+    expect(r.forecasts.every((f) => f.values.band === 'high' || f.values.band === 'low')).toBe(true);
+    expect(r.selection?.scheme).toBe('k-fold');
+  });
+});
+
+describe('forecasting engine: reproducible, explained, with intervals', () => {
+  const random = mulberry32(21);
+  const values = Array.from({ length: 96 }, (_, i) => 50 + 0.5 * i + (SEASON[i % 12] as number) + (random() - 0.5) * 6);
+  const s = series(values, 12);
+  const progress: TrainingProgress[] = [];
+  const result = trainModel({ ...s, params: {} }, { onProgress: (p) => progress.push(p), progressIntervalMs: 0 });
+
+  it('gives the same forecast for the same upload without a seed', () => {
+    const again = trainModel({ ...s, params: {} });
+    expect(again.forecasts).toEqual(result.forecasts);
+    expect(again.model).toEqual(result.model);
+  });
+
+  it('stores a model that predicts the same forecasts and intervals after a JSON round trip', () => {
+    const stored = JSON.parse(JSON.stringify(result.model)) as typeof result.model;
+    const rows = s.rows.slice(-12);
+    expect(predict(stored, s.header, rows)).toEqual(result.forecasts.map((f) => f.values));
+    expect(predictWithIntervals(stored, s.header, rows).map((r) => r.intervals)).toEqual(result.forecasts.map((f) => f.intervals));
+  });
+
+  it('gives 80/95% intervals around every numeric forecast that widen with the horizon', () => {
+    const widths = result.forecasts.map((f) => {
+      const v = Number(f.values.y);
+      const i = f.intervals?.y;
+      expect(i).toBeDefined();
+      const [lo95, lo80, hi80, hi95] = [i?.lo95, i?.lo80, i?.hi80, i?.hi95].map(Number) as [number, number, number, number];
+      expect(lo95).toBeLessThanOrEqual(lo80);
+      expect(lo80).toBeLessThanOrEqual(v);
+      expect(v).toBeLessThanOrEqual(hi80);
+      expect(hi80).toBeLessThanOrEqual(hi95);
+      expect(hi95 - lo95).toBeGreaterThan(0);
+      return hi95 - lo95;
+    });
+    for (let i = 1; i < widths.length; i++) expect(widths[i]).toBeGreaterThanOrEqual((widths[i - 1] as number) - 0.002);
+  });
+
+  it('explains the choice: every candidate with its backtest error, the baseline, horizon and frequency', () => {
+    const sel = result.selection;
+    expect(sel).toMatchObject({ modelFamily: 'auto', scheme: 'rolling-origin', horizon: 12, frequency: 'monthly', season: 12 });
+    const out = sel?.outputs[0];
+    const names = out?.candidates.map((c) => c.name);
+    expect(names).toEqual(expect.arrayContaining(['naive', 'seasonal_naive', 'seasonal_drift', 'linear', 'linear_ar']));
+    expect(out?.candidates.find((c) => c.name === out?.baseline.name)?.error).toBe(out?.baseline.error);
+    expect(result.metrics.baselineMae).toBeGreaterThanOrEqual(result.metrics.mae);
+  });
+
+  it('reports progress rising monotonically to 100', () => {
+    expect(progress[0]?.advance).toBe(0);
+    expect(progress.at(-1)?.advance).toBe(100);
+    for (let i = 1; i < progress.length; i++) expect(progress[i]?.advance).toBeGreaterThanOrEqual(progress[i - 1]?.advance as number);
+    expect(progress.length).toBeGreaterThan(5);
+  });
+
+  it('keeps the legacy network-only path behind ModelFamily network', () => {
+    const legacy = trainModel({ ...s, params: { modelFamily: 'network', epochs: 20 } });
+    expect(legacy.model.version).toBe(1);
+    expect(legacy.selection).toBeUndefined();
+    expect(result.model.version).toBe(2);
+  });
+});
