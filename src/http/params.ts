@@ -124,6 +124,3 @@ export const p = {
       z.array(z.number({ error: 'must be a comma-separated list of ids' }).int().min(1).max(2_147_483_647, { error: 'is too large' })).min(1).max(1000),
     ),
 };
-
-/** A schema of one `tz` parameter, the most common requirement. */
-export const withTz = { tz: p.tz() };

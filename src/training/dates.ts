@@ -95,10 +95,6 @@ export function detectDateFormat(values: string[]): string | null {
   return best;
 }
 
-export function partOf(dt: DateTime, part: DatePart): number {
-  return dt[part];
-}
-
 export type PartValues = Partial<Record<DatePart, number>>;
 
 /**

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
 import { sessionCookie } from '../shared/accounts.handlers.js';
-import { loginParams, logoutParams } from '../shared/accounts.params.js';
-import { summariesRoute, usersRoutes } from '../shared/users.routes.js';
+import { loginParams } from '../shared/accounts.params.js';
+import { logoutRoutes, summariesRoute, usersRoutes } from '../shared/users.routes.js';
 
 /** Section 4.1 as the older version shapes it (spec 9.3): login {User_Id, Hash}, check answers the token. */
 export function accountsRoutes(app: FastifyInstance, services: Services, options: { loginPerMinute: number }) {
@@ -33,19 +33,7 @@ export function accountsRoutes(app: FastifyInstance, services: Services, options
     },
   });
 
-  defineRoute(app, {
-    method: 'DELETE',
-    url: '/session.php',
-    auth: 'session',
-    summary: 'Log out (user_id and session in the query)',
-    params: logoutParams,
-    async handler({ params, caller, reply }) {
-      await services.sessions.logout(caller, params.user_id);
-      reply.clearCookie('session', { path: '/' });
-      return 'success';
-    },
-  });
-
+  logoutRoutes(app, services, ['/session.php']);
   usersRoutes(app, services, options);
   summariesRoute(app, services, 'older');
 }

@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
-import { summariesRoute, usersRoutes } from '../shared/users.routes.js';
-import { loginParams, logoutParams } from '../shared/accounts.params.js';
+import { logoutRoutes, summariesRoute, usersRoutes } from '../shared/users.routes.js';
+import { loginParams } from '../shared/accounts.params.js';
 import { sessionCookie } from '../shared/accounts.handlers.js';
 
 /** Section 4.1 of the current version: sessions, passwords, users, summaries. */
@@ -41,21 +41,7 @@ export function accountsRoutes(app: FastifyInstance, services: Services, options
     },
   });
 
-  for (const url of ['/session.php', '/sessions.php']) {
-    defineRoute(app, {
-      method: 'DELETE',
-      url,
-      auth: 'session',
-      summary: 'Log out (ends the session)',
-      params: logoutParams,
-      async handler({ params, caller, reply }) {
-        await services.sessions.logout(caller, params.user_id);
-        reply.clearCookie('session', { path: '/' });
-        return 'success';
-      },
-    });
-  }
-
+  logoutRoutes(app, services, ['/session.php', '/sessions.php']);
   usersRoutes(app, services, options);
   summariesRoute(app, services, 'current');
 }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
 import { changePassword } from './accounts.handlers.js';
-import { listUsersParams, passwordChangeParams, patchUserParams, recoveryParams, registerParams } from './accounts.params.js';
+import { listUsersParams, logoutParams, passwordChangeParams, patchUserParams, recoveryParams, registerParams } from './accounts.params.js';
 import { summaryRecord, userRecord } from './accounts.shapes.js';
 
 /** Passwords and users (4.1): the same wire contract in both versions. */
@@ -96,4 +96,22 @@ export function summariesRoute(app: FastifyInstance, services: Services, version
       return summaryRecord(await services.summaries.forCaller(caller), version);
     },
   });
+}
+
+/** DELETE /session (both versions; the current one also answers on /sessions): ends the session, clears the cookie. */
+export function logoutRoutes(app: FastifyInstance, services: Services, urls: readonly string[]) {
+  for (const url of urls) {
+    defineRoute(app, {
+      method: 'DELETE',
+      url,
+      auth: 'session',
+      summary: 'Log out (ends the session; user_id and session in the query)',
+      params: logoutParams,
+      async handler({ params, caller, reply }) {
+        await services.sessions.logout(caller, params.user_id);
+        reply.clearCookie('session', { path: '/' });
+        return 'success';
+      },
+    });
+  }
 }

@@ -1,0 +1,264 @@
+/**
+ * The forecast benchmark's data sets (issue 10): real public data shipped in the `vega-datasets` npm package
+ * (a dev dependency), never generated. Each set becomes the CSV a user would upload, with the rows to forecast
+ * left EMPTY in the output column (the last column; dates as separate year/month/day columns, spec POST /data),
+ * plus the truth of those rows and what the peers (naive.ts, peers.py) need to fit on the same split.
+ *
+ * Splits:
+ *  - time series: the last N periods are the rows to forecast (chronological, nothing shuffled);
+ *  - tabular sets (no time axis): a deterministic 20% of the rows, every 5th row (index % 5 === 4).
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+const require = createRequire(import.meta.url);
+/** node_modules/vega-datasets/data (the package exports only build/index.js, one folder below). */
+export const DATA_DIR = join(dirname(require.resolve('vega-datasets')), '..', 'data');
+
+export type Frequency = 'daily' | 'monthly' | 'annual';
+
+export interface ForecastSet {
+  /** Short id (BENCH_FORECAST_SETS picks by id). */
+  id: string;
+  /** What the table shows. */
+  label: string;
+  task: 'regression' | 'classification';
+  target: string;
+  /** Input columns (covariates) as the peers see them; date parts are not listed here. */
+  numeric: string[];
+  categorical: string[];
+  /** Time axis: ISO dates per row, frequency and the season length the naive models use. */
+  time: { frequency: Frequency; dates: string[]; season: number } | null;
+  /** The upload: header (output last) and all rows, cells of the rows to forecast empty in the output. */
+  header: string[];
+  rows: string[][];
+  /** Row indexes left empty, ascending, and their true values (numbers, or class labels). */
+  hidden: number[];
+  truth: (number | string)[];
+  /** All rows' target values (hidden ones included; only the peers' scoring reads the hidden ones). */
+  y: (number | string)[];
+  /** Every row's input values by column (for the peers). */
+  inputs: Record<string, (number | string)[]>;
+}
+
+function readCsv(file: string): Record<string, string>[] {
+  const [head, ...lines] = readFileSync(join(DATA_DIR, file), 'utf8').trim().split(/\r?\n/);
+  const names = head!.split(',');
+  // These files have no quoted cells.
+  return lines.map((line) => Object.fromEntries(line.split(',').map((v, i) => [names[i]!, v])));
+}
+
+function readJson(file: string): Record<string, unknown>[] {
+  return JSON.parse(readFileSync(join(DATA_DIR, file), 'utf8')) as Record<string, unknown>[];
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+const isoParts = (iso: string) => iso.slice(0, 10).split('-').map(Number) as [number, number, number];
+
+interface Spec {
+  id: string;
+  label: string;
+  task: 'regression' | 'classification';
+  target: string;
+  numeric: string[];
+  categorical: string[];
+  records: Record<string, unknown>[];
+  /** ISO date per record and which date parts go in the upload. */
+  time?: { frequency: Frequency; date: (r: Record<string, unknown>) => string; season: number };
+  /** Which rows to forecast. */
+  hide: (index: number, count: number) => boolean;
+}
+
+function build(spec: Spec): ForecastSet {
+  const { records, time } = spec;
+  const parts = time ? (time.frequency === 'daily' ? ['year', 'month', 'day'] : time.frequency === 'monthly' ? ['year', 'month'] : ['year']) : [];
+  const inputs = [...spec.numeric, ...spec.categorical];
+  // Keep the source's column order for the inputs a user would upload: numeric and categorical as they come.
+  const header = [...parts, ...inputs, spec.target];
+  const dates = time ? records.map(time.date) : [];
+  const hidden: number[] = [];
+  const rows = records.map((r, i) => {
+    const hide = spec.hide(i, records.length);
+    if (hide) hidden.push(i);
+    const dateCells = time ? isoParts(dates[i]!).slice(0, parts.length).map(String) : [];
+    return [...dateCells, ...inputs.map((c) => String(r[c])), hide ? '' : String(r[spec.target])];
+  });
+  const y = records.map((r) => (spec.task === 'regression' ? Number(r[spec.target]) : String(r[spec.target])));
+  return {
+    id: spec.id,
+    label: spec.label,
+    task: spec.task,
+    target: spec.target,
+    numeric: spec.numeric,
+    categorical: spec.categorical,
+    time: time ? { frequency: time.frequency, dates, season: time.season } : null,
+    header,
+    rows,
+    hidden,
+    truth: hidden.map((i) => y[i]!),
+    y,
+    inputs: Object.fromEntries(inputs.map((c) => [c, records.map((r) => (spec.numeric.includes(c) ? Number(r[c]) : String(r[c])))])),
+  };
+}
+
+const lastN = (n: number) => (i: number, count: number) => i >= count - n;
+const lastShare = (share: number) => (i: number, count: number) => i >= count - Math.round(count * share);
+const every5th = (i: number) => i % 5 === 4;
+const complete = (columns: string[]) => (r: Record<string, unknown>) =>
+  columns.every((c) => r[c] !== null && r[c] !== undefined && r[c] !== '' && r[c] !== 'NA' && r[c] !== '.');
+
+/** Seattle daily weather 2012-2015 (1,461 days): temp_max from the same day's other measurements. */
+function seattle(): ForecastSet {
+  const records = readCsv('seattle-weather.csv').map((r) => ({
+    ...r,
+    precipitation: Number(r.precipitation),
+    temp_min: Number(r.temp_min),
+    wind: Number(r.wind),
+    temp_max: Number(r.temp_max),
+  }));
+  return build({
+    id: 'seattle',
+    label: 'Seattle weather, daily temp_max, covariates known (last 20% of days)',
+    task: 'regression',
+    target: 'temp_max',
+    numeric: ['precipitation', 'temp_min', 'wind'],
+    categorical: ['weather'],
+    records,
+    time: { frequency: 'daily', date: (r) => String(r.date), season: 365 },
+    hide: lastShare(0.2),
+  });
+}
+
+/** Mauna Loa CO2, monthly 1958-2020: trend + season, univariate. */
+function co2(): ForecastSet {
+  const records = readCsv('co2-concentration.csv').map((r) => ({ date: r.Date!, CO2: Number(r.CO2) }));
+  return build({
+    id: 'co2',
+    label: 'Mauna Loa CO2, monthly (last 36 months)',
+    task: 'regression',
+    target: 'CO2',
+    numeric: [],
+    categorical: [],
+    records,
+    time: { frequency: 'monthly', date: (r) => String(r.date), season: 12 },
+    hide: lastN(36),
+  });
+}
+
+/** US nonfarm employment (thousands), monthly 2006-2015: trend, recession and season, univariate. */
+function employment(): ForecastSet {
+  const records = readCsv('us-employment.csv').map((r) => ({ date: r.month!, nonfarm: Number(r.nonfarm) }));
+  return build({
+    id: 'employment',
+    label: 'US nonfarm employment, monthly (last 12 months)',
+    task: 'regression',
+    target: 'nonfarm',
+    numeric: [],
+    categorical: [],
+    records,
+    time: { frequency: 'monthly', date: (r) => String(r.date), season: 12 },
+    hide: lastN(12),
+  });
+}
+
+/** S&P 500 monthly close 2000-2010: close to a random walk, where the last value is hard to beat. */
+function sp500(): ForecastSet {
+  const records = readCsv('sp500.csv').map((r) => {
+    const [mon, day, year] = r.date!.split(' ');
+    const month = MONTHS.indexOf(mon!) + 1;
+    return { date: `${year}-${String(month).padStart(2, '0')}-${day!.padStart(2, '0')}`, price: Number(r.price) };
+  });
+  return build({
+    id: 'sp500',
+    label: 'S&P 500, monthly close (last 12 months)',
+    task: 'regression',
+    target: 'price',
+    numeric: [],
+    categorical: [],
+    records,
+    time: { frequency: 'monthly', date: (r) => String(r.date), season: 12 },
+    hide: lastN(12),
+  });
+}
+
+/** Global temperature anomaly, annual 1880-2023: trend, no season. */
+function globalTemp(): ForecastSet {
+  const records = readCsv('global-temp.csv').map((r) => ({ date: `${r.year}-01-01`, temp: Number(r.temp) }));
+  return build({
+    id: 'globaltemp',
+    label: 'Global temperature anomaly, annual (last 10 years)',
+    task: 'regression',
+    target: 'temp',
+    numeric: [],
+    categorical: [],
+    records,
+    time: { frequency: 'annual', date: (r) => String(r.date), season: 1 },
+    hide: lastN(10),
+  });
+}
+
+/** Auto MPG (cars.json): Miles_per_Gallon from the car's specification; rows with a missing value dropped. */
+function cars(): ForecastSet {
+  const numeric = ['Cylinders', 'Displacement', 'Horsepower', 'Weight_in_lbs', 'Acceleration'];
+  const records = readJson('cars.json').filter(complete([...numeric, 'Origin', 'Miles_per_Gallon']));
+  return build({
+    id: 'cars',
+    label: 'Cars, Miles_per_Gallon, tabular (every 5th row)',
+    task: 'regression',
+    target: 'Miles_per_Gallon',
+    numeric,
+    categorical: ['Origin'],
+    records,
+    hide: every5th,
+  });
+}
+
+/** Palmer penguins: Species from the measurements, island and sex; rows with a missing value dropped. */
+function penguins(): ForecastSet {
+  const numeric = ['Beak Length (mm)', 'Beak Depth (mm)', 'Flipper Length (mm)', 'Body Mass (g)'];
+  const records = readJson('penguins.json').filter(complete([...numeric, 'Island', 'Sex', 'Species']));
+  return build({
+    id: 'penguins',
+    label: 'Penguins, Species, classification (every 5th row)',
+    task: 'classification',
+    target: 'Species',
+    numeric,
+    categorical: ['Island', 'Sex'],
+    records,
+    hide: every5th,
+  });
+}
+
+/** Flights (flights-200k.json): the first 100,000 flights' arrival delay from departure time and distance. */
+function flights(): ForecastSet {
+  const records = readJson('flights-200k.json').slice(0, 100_000);
+  return build({
+    id: 'flights100k',
+    label: 'Flights, delay from time and distance, 100,000 rows (every 5th row)',
+    task: 'regression',
+    target: 'delay',
+    numeric: ['time', 'distance'],
+    categorical: [],
+    records,
+    hide: every5th,
+  });
+}
+
+export const SETS: Record<string, () => ForecastSet> = {
+  seattle,
+  co2,
+  employment,
+  sp500,
+  globaltemp: globalTemp,
+  cars,
+  penguins,
+  flights100k: flights,
+};
+
+/** The rows as CSV text (cells quoted only when they must be). */
+export function toCsv(set: ForecastSet): string {
+  const cell = (v: string) => (/[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+  return `${[set.header, ...set.rows].map((r) => r.map(cell).join(',')).join('\n')}\n`;
+}

@@ -1,0 +1,313 @@
+/**
+ * Forecast-quality benchmark (issue 10): real public data sets (datasets.ts, from the `vega-datasets` npm
+ * package) forecast END TO END by a real service process, next to naive baselines (naive.ts) and library
+ * models (peers.py: scikit-learn and statsmodels) fitted on the same split in the same run.
+ *
+ * Per data set: the CSV with the rows to forecast left empty in the output column is uploaded to a service
+ * (`src/server.ts` via tsx, WORKERS=1, a fresh Postgres database from bench/support.ts): log in, POST
+ * /jobs.php newTraining=1, POST /data.php (no App record: the engine's defaults, model family auto), wait for
+ * status 3, GET /data.php output=1 for the forecast, GET /stat.php for the job's own account of it. Scored
+ * against the truth: MAE for numeric outputs, error rate for the classification.
+ *
+ * Targets (issue 10): ours <= best naive and <= 1.10 x best library model on every set; Seattle within 10% of
+ * linear regression; the 1,461-row daily upload (seattle) answered -> status 3 in < 30 s, the 100,000-row one
+ * in < 5 min.
+ *
+ *   npm run bench forecast                    or   npx tsx bench/forecast/run.ts
+ *   BENCH_FORECAST_LARGE=0                    skips the 100,000-row set
+ *   BENCH_FORECAST_SETS=seattle,co2           runs only these sets (ids in datasets.ts)
+ *   BENCH_FORECAST_PEERS=0                    skips the python peers (naive baselines only)
+ *   BENCH_TRAINING_NICE (default 0)           TRAINING_NICE of the service: on a shared machine a niced
+ *                                             thread measures the other users' load, not the engine
+ * Prints one table and writes it as markdown to bench/.out/forecast.md (and the raw figures to
+ * bench/.out/forecast.json).
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { freshDatabase } from '../support.js';
+import { SETS, toCsv, type ForecastSet } from './datasets.js';
+import { naiveForecasts, score, type Predictions } from './naive.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
+const OUT = join(root, 'bench', '.out');
+const ADMIN = { email: 'bench@example.com', password: 'Bench-Passw0rd!' };
+const API = '/api/202203010900';
+const TZ = 'UTC';
+const NICE = Number(process.env.BENCH_TRAINING_NICE ?? 0);
+const LARGE = process.env.BENCH_FORECAST_LARGE !== '0';
+const PEERS = process.env.BENCH_FORECAST_PEERS !== '0';
+const ONLY = process.env.BENCH_FORECAST_SETS?.split(',').filter(Boolean);
+const JOB_TIMEOUT_MS = Number(process.env.BENCH_FORECAST_TIMEOUT_MS ?? 900_000);
+/** Budgets (issue 10): the daily set of ~1,500 rows and the 100,000-row set, upload answered -> status 3. */
+const BUDGET_MS: Record<string, number> = { seattle: 30_000, flights100k: 300_000 };
+const LIBRARY_MODELS = ['linear', 'mlp', 'gbr', 'holt_winters', 'sarima'] as const;
+const LIBRARY_LABEL: Record<(typeof LIBRARY_MODELS)[number], string> = {
+  linear: 'sklearn linear',
+  mlp: 'sklearn MLP',
+  gbr: 'sklearn GB',
+  holt_winters: 'Holt-Winters',
+  sarima: 'SARIMA',
+};
+const run = promisify(execFile);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------------------
+// The service and its API
+
+interface Service {
+  child: ChildProcess;
+  port: number;
+  session: string;
+}
+
+async function startService(databaseUrl: string): Promise<Service> {
+  const port = 20000 + Math.floor(Math.random() * 1000);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      WORKERS: '1',
+      TRAINING_NICE: String(NICE),
+      LOG_LEVEL: 'warn',
+      ADMIN_EMAIL: ADMIN.email,
+      ADMIN_PASSWORD: ADMIN.password,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      if (String(chunk).includes('Listening on')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+  const service = { child, port, session: '' };
+  const login = await call<{ Hash: string }[]>(service, 'POST', '/sessions.php', { email: ADMIN.email, password: ADMIN.password });
+  service.session = login[0]!.Hash;
+  return service;
+}
+
+async function stopService(service: Service): Promise<void> {
+  if (service.child.exitCode !== null) return;
+  const exited = new Promise((r) => service.child.once('exit', r));
+  service.child.kill('SIGTERM');
+  await exited;
+}
+
+async function call<T>(service: Service, method: string, path: string, params: Record<string, string | number>, body?: FormData): Promise<T> {
+  const all = new URLSearchParams({ tz: TZ, ...(service.session ? { session: service.session } : {}) });
+  for (const [k, v] of Object.entries(params)) all.set(k, String(v));
+  const url = `http://127.0.0.1:${service.port}${API}${path}`;
+  const res = method === 'GET' ? await fetch(`${url}?${all.toString()}`) : await fetch(url, { method, body: body ?? all });
+  const reply = (await res.json()) as { status: number; data: unknown };
+  if (reply.status !== 0) throw new Error(`${method} ${path}: ${JSON.stringify(reply.data)}`);
+  return reply.data as T;
+}
+
+const jobStatus = async (service: Service, jobId: number) =>
+  Number((await call<{ Status: string }[]>(service, 'GET', '/jobs.php', { job_id: jobId }))[0]!.Status);
+
+interface Ours {
+  predictions: Predictions;
+  wallMs: number;
+  /** The engine's own account of the run (GET /jobs_progress progress=2 Explanation; empty before issue 10). */
+  explanation: string;
+  /** The model the engine chose for the target column; 'network' for the legacy engine (no selection report). */
+  model: string;
+}
+
+/** The part of GET /jobs_progress progress=2 Stat.Selection read here (src/training/types.ts SelectionReport). */
+interface Selection {
+  outputs: { column: string; chosen: string; description: string; error: number; baseline: { name: string; error: number } }[];
+}
+
+/** Upload -> status 3 -> forecast, through the API only. */
+async function forecastThroughService(service: Service, set: ForecastSet): Promise<Ours> {
+  const created = await call<{ job_id: number | string }>(service, 'POST', '/jobs.php', { app_name: 'forecast', newTraining: 1 });
+  const jobId = Number(created.job_id);
+  // Fields before the file, so the server streams the file straight into the database.
+  const form = new FormData();
+  form.append('session', service.session);
+  form.append('tz', TZ);
+  form.append('job_id', String(jobId));
+  form.append('file', '1');
+  form.append('Servicefile', new Blob([toCsv(set)], { type: 'text/csv' }), `${set.id}.csv`);
+  await call(service, 'POST', '/data.php', {}, form);
+  const started = performance.now();
+  for (const until = Date.now() + JOB_TIMEOUT_MS; ; await sleep(100)) {
+    const status = await jobStatus(service, jobId);
+    if (status === 3) break;
+    if (status === 4 || status === 5) throw new Error(`${set.id}: job ${jobId} ended in status ${status}`);
+    if (Date.now() > until) throw new Error(`${set.id}: job ${jobId} still in status ${status} after ${JOB_TIMEOUT_MS} ms`);
+  }
+  const wallMs = performance.now() - started;
+  const rows = await call<Record<string, string>[]>(service, 'GET', '/data.php', { job_id: jobId, output: 1, progress: 0 });
+  if (rows.length !== set.hidden.length) throw new Error(`${set.id}: ${rows.length} forecast rows for ${set.hidden.length} empty ones`);
+  // The forecast rows come back in upload order; check it on the first input column.
+  const probe = set.header[0]!;
+  const column = set.header.indexOf(probe);
+  rows.forEach((r, k) => {
+    const sent = set.rows[set.hidden[k]!]![column]!;
+    if (r[probe] !== sent && Number(r[probe]) !== Number(sent))
+      throw new Error(`${set.id}: forecast row ${k} has ${probe}=${r[probe]}, the row sent had ${sent}`);
+  });
+  const predictions = rows.map((r) => (set.task === 'regression' ? Number(r[set.target]) : String(r[set.target])));
+  const progress = await call<{ Stat?: { Explanation?: string; Selection?: Selection | null } }>(service, 'GET', '/jobs_progress.php', { job_id: jobId, progress: 2 });
+  const selection = progress.Stat?.Selection ?? null;
+  const chosen = selection?.outputs.find((o) => o.column === set.target);
+  return { predictions, wallMs, explanation: progress.Stat?.Explanation ?? '', model: chosen ? (chosen.description || chosen.chosen) : 'network' };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Peers
+
+type PeerResult = Record<string, Record<string, { pred?: Predictions; seconds?: number; error?: string }>>;
+
+async function runPeers(sets: ForecastSet[]): Promise<PeerResult> {
+  const file = join(OUT, 'forecast-sets.json');
+  // What python sees: the rows to forecast WITHOUT their values.
+  const hiddenY = (s: ForecastSet) => {
+    const hidden = new Set(s.hidden);
+    return s.y.map((v, i) => (hidden.has(i) ? null : v));
+  };
+  writeFileSync(
+    file,
+    JSON.stringify(
+      sets.map((s) => ({ id: s.id, task: s.task, numeric: s.numeric, categorical: s.categorical, time: s.time, hidden: s.hidden, y: hiddenY(s), inputs: s.inputs })),
+    ),
+  );
+  const { stdout } = await run('/usr/bin/python3', [join(here, 'peers.py'), file], { cwd: root, maxBuffer: 256 * 1024 * 1024 });
+  return JSON.parse(stdout) as PeerResult;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+interface Row {
+  set: ForecastSet;
+  ours: number | null;
+  oursError?: string;
+  wallMs: number | null;
+  model: string;
+  naive: Record<string, number>;
+  library: Partial<Record<(typeof LIBRARY_MODELS)[number], number>>;
+}
+
+export async function benchForecast() {
+  const ids = (ONLY ?? Object.keys(SETS)).filter((id) => LARGE || id !== 'flights100k' || ONLY?.includes(id));
+  const sets = ids.map((id) => {
+    const make = SETS[id];
+    if (!make) throw new Error(`unknown set '${id}'; known: ${Object.keys(SETS).join(', ')}`);
+    return make();
+  });
+  mkdirSync(OUT, { recursive: true });
+  const rows: Row[] = [];
+  const raw: Record<string, unknown> = {};
+  const db = await freshDatabase('bench_forecast');
+  try {
+    const service = await startService(db.url);
+    try {
+      for (const set of sets) {
+        const row: Row = { set, ours: null, wallMs: null, model: '', naive: {}, library: {} };
+        try {
+          const ours = await forecastThroughService(service, set);
+          row.ours = score(set, ours.predictions);
+          row.wallMs = ours.wallMs;
+          row.model = ours.model;
+          raw[set.id] = { explanation: ours.explanation, wallMs: ours.wallMs, predictions: ours.predictions, truth: set.truth };
+        } catch (e) {
+          row.oursError = (e as Error).message;
+        }
+        for (const [name, p] of Object.entries(naiveForecasts(set))) row.naive[name] = score(set, p);
+        console.log(`${set.id}: ${set.rows.length} rows, ${set.hidden.length} to forecast: ours ${row.ours ?? row.oursError} in ${((row.wallMs ?? 0) / 1000).toFixed(1)} s`);
+        rows.push(row);
+      }
+    } finally {
+      await stopService(service);
+    }
+  } finally {
+    await db.drop();
+  }
+  if (PEERS) {
+    const started = performance.now();
+    const peers = await runPeers(sets);
+    console.log(`peers: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    for (const row of rows) {
+      for (const [name, r] of Object.entries(peers[row.set.id] ?? {})) {
+        if (r.pred) row.library[name as (typeof LIBRARY_MODELS)[number]] = score(row.set, r.pred);
+        else console.log(`peer ${row.set.id}/${name} failed: ${r.error}`);
+      }
+    }
+  }
+  const markdown = table(rows);
+  console.log(`\n${markdown}`);
+  writeFileSync(join(OUT, 'forecast.md'), `${markdown}\n`);
+  writeFileSync(join(OUT, 'forecast.json'), JSON.stringify({ rows: rows.map(({ set, ...r }) => ({ id: set.id, ...r })), raw }, null, 1));
+  return rows;
+}
+
+function fmt(v: number | undefined | null, task: ForecastSet['task']): string {
+  if (v === undefined || v === null || !Number.isFinite(v)) return '-';
+  if (task === 'classification') return `${(v * 100).toFixed(1)}%`;
+  const digits = Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : Math.abs(v) >= 1 ? 2 : 3;
+  return v.toFixed(digits);
+}
+
+/**
+ * "Within 10% of the best library model". For an error rate 10% of a tiny count is less than one row (and of
+ * zero errors is zero), so a classification may have ceil(1.1 x the library's misclassified rows) or one more
+ * misclassified row than the library, whichever is larger.
+ */
+function withinLibrary(set: ForecastSet, ours: number, library: number): boolean {
+  if (set.task === 'regression') return ours <= 1.1 * library;
+  const n = set.hidden.length;
+  const oursRows = Math.round(ours * n);
+  const libraryRows = Math.round(library * n);
+  return oursRows <= Math.max(Math.ceil(1.1 * libraryRows), libraryRows + 1);
+}
+
+function table(rows: Row[]): string {
+  const head = ['data set', 'rows', 'horizon', 'ours (model)', 'best naive', ...LIBRARY_MODELS.map((m) => LIBRARY_LABEL[m]), 'ours / naive', 'ours / library', 'job wall', 'targets'];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map((h, i) => (i === 0 || i === 3 || i === 4 || i === head.length - 1 ? '---' : '---:')).join('|')}|`];
+  for (const r of rows) {
+    const task = r.set.task;
+    const [naiveName, naiveValue] = Object.entries(r.naive).sort((a, b) => a[1] - b[1])[0] ?? ['-', NaN];
+    const lib = Object.entries(r.library).sort((a, b) => a[1] - b[1])[0];
+    const ratioNaive = r.ours !== null ? r.ours / naiveValue : NaN;
+    const ratioLib = r.ours !== null && lib ? (lib[1] === 0 && r.ours === 0 ? 1 : r.ours / lib[1]) : NaN;
+    const ratio = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : v === Infinity ? 'inf' : '-');
+    const checks: string[] = [];
+    if (r.ours !== null) {
+      checks.push(r.ours <= naiveValue + 1e-12 ? 'naive ok' : 'naive MISSED');
+      if (lib) checks.push(withinLibrary(r.set, r.ours, lib[1]) ? 'library ok' : 'library MISSED');
+      if (r.set.id === 'seattle' && r.library.linear !== undefined) checks.push(r.ours <= 1.1 * r.library.linear ? 'linear ok' : 'linear MISSED');
+      const budget = BUDGET_MS[r.set.id];
+      if (budget !== undefined && r.wallMs !== null) checks.push(r.wallMs < budget ? `< ${budget / 1000} s ok` : `< ${budget / 1000} s MISSED`);
+    } else checks.push(`FAILED: ${r.oursError}`);
+    const metric = task === 'classification' ? 'error rate' : 'MAE';
+    lines.push(
+      `| ${[
+        `${r.set.label} [${metric}]`,
+        r.set.rows.length,
+        r.set.hidden.length,
+        `${fmt(r.ours, task)} (${r.model || '-'})`,
+        `${naiveName} ${fmt(naiveValue, task)}`,
+        ...LIBRARY_MODELS.map((m) => fmt(r.library[m], task)),
+        ratio(ratioNaive),
+        lib ? `${ratio(ratioLib)} (${LIBRARY_LABEL[lib[0] as (typeof LIBRARY_MODELS)[number]] ?? lib[0]})` : '-',
+        r.wallMs !== null ? `${(r.wallMs / 1000).toFixed(1)} s` : '-',
+        checks.join(', '),
+      ].join(' | ')} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await benchForecast();
+}
