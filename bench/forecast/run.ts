@@ -19,6 +19,7 @@
  *   BENCH_FORECAST_PEERS=0                    skips the python peers (naive baselines only)
  *   BENCH_TRAINING_NICE (default 0)           TRAINING_NICE of the service: on a shared machine a niced
  *                                             thread measures the other users' load, not the engine
+ * Peers (naive and library) are scored at the data's own precision (naive.ts score), like the service's forecast.
  * Prints one table and writes it as markdown to bench/.out/forecast.md (and the raw figures to
  * bench/.out/forecast.json).
  */
@@ -196,6 +197,8 @@ interface Row {
   model: string;
   naive: Record<string, number>;
   library: Partial<Record<(typeof LIBRARY_MODELS)[number], number>>;
+  /** Fit + predict seconds of each library model (peers.py). */
+  peerSeconds: Record<string, number>;
 }
 
 export async function benchForecast() {
@@ -213,7 +216,7 @@ export async function benchForecast() {
     const service = await startService(db.url);
     try {
       for (const set of sets) {
-        const row: Row = { set, ours: null, wallMs: null, model: '', naive: {}, library: {} };
+        const row: Row = { set, ours: null, wallMs: null, model: '', naive: {}, library: {}, peerSeconds: {} };
         try {
           const ours = await forecastThroughService(service, set);
           row.ours = score(set, ours.predictions);
@@ -223,7 +226,7 @@ export async function benchForecast() {
         } catch (e) {
           row.oursError = (e as Error).message;
         }
-        for (const [name, p] of Object.entries(naiveForecasts(set))) row.naive[name] = score(set, p);
+        for (const [name, p] of Object.entries(naiveForecasts(set))) row.naive[name] = score(set, p, true);
         console.log(`${set.id}: ${set.rows.length} rows, ${set.hidden.length} to forecast: ours ${row.ours ?? row.oursError} in ${((row.wallMs ?? 0) / 1000).toFixed(1)} s`);
         rows.push(row);
       }
@@ -239,7 +242,8 @@ export async function benchForecast() {
     console.log(`peers: ${((performance.now() - started) / 1000).toFixed(1)} s`);
     for (const row of rows) {
       for (const [name, r] of Object.entries(peers[row.set.id] ?? {})) {
-        if (r.pred) row.library[name as (typeof LIBRARY_MODELS)[number]] = score(row.set, r.pred);
+        if (r.seconds !== undefined) row.peerSeconds[name] = Math.round(r.seconds * 10) / 10;
+        if (r.pred) row.library[name as (typeof LIBRARY_MODELS)[number]] = score(row.set, r.pred, true);
         else console.log(`peer ${row.set.id}/${name} failed: ${r.error}`);
       }
     }
@@ -284,7 +288,8 @@ function table(rows: Row[]): string {
     const checks: string[] = [];
     if (r.ours !== null) {
       checks.push(r.ours <= naiveValue + 1e-12 ? 'naive ok' : 'naive MISSED');
-      if (lib) checks.push(withinLibrary(r.set, r.ours, lib[1]) ? 'library ok' : 'library MISSED');
+      const rowsNote = task === 'classification' && lib ? ` (${Math.round(r.ours * r.set.hidden.length)} vs ${Math.round(lib[1] * r.set.hidden.length)} rows)` : '';
+      if (lib) checks.push(withinLibrary(r.set, r.ours, lib[1]) ? `library ok${rowsNote}` : `library MISSED${rowsNote}`);
       if (r.set.id === 'seattle' && r.library.linear !== undefined) checks.push(r.ours <= 1.1 * r.library.linear ? 'linear ok' : 'linear MISSED');
       const budget = BUDGET_MS[r.set.id];
       if (budget !== undefined && r.wallMs !== null) checks.push(r.wallMs < budget ? `< ${budget / 1000} s ok` : `< ${budget / 1000} s MISSED`);
