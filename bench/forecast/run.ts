@@ -16,7 +16,9 @@
  *   npm run bench forecast                    or   npx tsx bench/forecast/run.ts
  *   BENCH_FORECAST_LARGE=0                    skips the 100,000-row set
  *   BENCH_FORECAST_SETS=seattle,co2           runs only these sets (ids in datasets.ts)
- *   BENCH_FORECAST_PEERS=0                    skips the python peers (naive baselines only)
+ *   BENCH_FORECAST_PEERS=0                    skips the python peers (naive baselines only); =cached reuses
+ *                                             the last run's peers when the sets and peers.py are unchanged
+ *                                             (the peers are seeded: same split, same result)
  *   BENCH_TRAINING_NICE (default 0)           TRAINING_NICE of the service: on a shared machine a niced
  *                                             thread measures the other users' load, not the engine
  * Peers (naive and library) are scored at the data's own precision (naive.ts score), like the service's forecast.
@@ -24,7 +26,8 @@
  * bench/.out/forecast.json).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -40,7 +43,8 @@ const API = '/api/202203010900';
 const TZ = 'UTC';
 const NICE = Number(process.env.BENCH_TRAINING_NICE ?? 0);
 const LARGE = process.env.BENCH_FORECAST_LARGE !== '0';
-const PEERS = process.env.BENCH_FORECAST_PEERS !== '0';
+/** '0' skips the peers, 'cached' reuses the last run's when the sets and peers.py are unchanged. */
+const PEERS = process.env.BENCH_FORECAST_PEERS ?? '1';
 const ONLY = process.env.BENCH_FORECAST_SETS?.split(',').filter(Boolean);
 const JOB_TIMEOUT_MS = Number(process.env.BENCH_FORECAST_TIMEOUT_MS ?? 900_000);
 /** Budgets (issue 10): the daily set of ~1,500 rows and the 100,000-row set, upload answered -> status 3. */
@@ -177,14 +181,23 @@ async function runPeers(sets: ForecastSet[]): Promise<PeerResult> {
     const hidden = new Set(s.hidden);
     return s.y.map((v, i) => (hidden.has(i) ? null : v));
   };
-  writeFileSync(
-    file,
-    JSON.stringify(
-      sets.map((s) => ({ id: s.id, task: s.task, numeric: s.numeric, categorical: s.categorical, time: s.time, hidden: s.hidden, y: hiddenY(s), inputs: s.inputs })),
-    ),
+  const input = JSON.stringify(
+    sets.map((s) => ({ id: s.id, task: s.task, numeric: s.numeric, categorical: s.categorical, time: s.time, hidden: s.hidden, y: hiddenY(s), inputs: s.inputs })),
   );
+  const key = createHash('sha256').update(input).update(readFileSync(join(here, 'peers.py'))).digest('hex');
+  const cache = join(OUT, 'forecast-peers.json');
+  if (PEERS === 'cached' && existsSync(cache)) {
+    const cached = JSON.parse(readFileSync(cache, 'utf8')) as { key: string; result: PeerResult };
+    if (cached.key === key) {
+      console.log('peers: reused from bench/.out/forecast-peers.json (same sets, same peers.py)');
+      return cached.result;
+    }
+  }
+  writeFileSync(file, input);
   const { stdout } = await run('/usr/bin/python3', [join(here, 'peers.py'), file], { cwd: root, maxBuffer: 256 * 1024 * 1024 });
-  return JSON.parse(stdout) as PeerResult;
+  const result = JSON.parse(stdout) as PeerResult;
+  writeFileSync(cache, JSON.stringify({ key, result }));
+  return result;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -236,7 +249,7 @@ export async function benchForecast() {
   } finally {
     await db.drop();
   }
-  if (PEERS) {
+  if (PEERS !== '0') {
     const started = performance.now();
     const peers = await runPeers(sets);
     console.log(`peers: ${((performance.now() - started) / 1000).toFixed(1)} s`);
