@@ -631,6 +631,88 @@ describe('POST /aichat', () => {
   });
 });
 
+// ---------- one ledger: tokens beside training runs ----------
+
+describe('the ledger of language-model replies', () => {
+  const ledger = async (user: TestUser, query: Record<string, string | number> = {}) =>
+    (await ok('GET', 'consumptions', user, query)) as Record<string, unknown>[];
+
+  it('writes a chat record and an aichat record with the provider counts, listed beside training records', async () => {
+    const usca = await newUsecase(alice, clientA, { Description: 'Ledger' });
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    stub.state.usage = { prompt_tokens: 40, completion_tokens: 9, total_tokens: 49 };
+    try {
+      await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Bill me', role: 1 });
+      stub.state.usage = { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 };
+      await ok('POST', 'aichat', alice, { prompt: 'Count me too' });
+    } finally {
+      stub.state.usage = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
+    }
+    await ctx.services.consumptions.record({ userId: alice.id, jobId: 1, trainingId: 1, appName: 'forecast', host: 'h', pid: 1, ramMb: 3, cpuSeconds: 1, diskMb: 0 });
+
+    const chatRows = await ledger(alice, { kind: 'chat', filters: `chat_id = ${chatId}` });
+    expect(chatRows).toEqual([
+      expect.objectContaining({
+        kind: 'chat',
+        user_id: alice.id,
+        client_id: clientA,
+        usecase_id: usca,
+        chat_id: chatId,
+        model: 'gpt-4o-mini',
+        prompt_tokens: 40,
+        completion_tokens: 9,
+        ram: 0,
+        cpu: 0,
+        disk: 0,
+        training_id: null,
+        job_id: null,
+        date_invoiced: null,
+      }),
+    ]);
+    const prompts = (await ledger(alice, { kind: 'aichat' })).filter((r) => r.prompt_tokens === 5);
+    expect(prompts).toEqual([expect.objectContaining({ kind: 'aichat', client_id: clientA, usecase_id: null, chat_id: null, completion_tokens: 3 })]);
+    const kinds = new Set((await ledger(alice)).map((r) => r.kind));
+    expect(kinds).toEqual(new Set(['training', 'chat', 'aichat']));
+    expect((await ledger(bob)).every((r) => r.user_id === bob.id)).toBe(true);
+  });
+
+  it('writes no record when the provider fails, and one per streamed prompt', async () => {
+    const count = async () => (await ledger(alice, { kind: 'aichat' })).length;
+    const before = await count();
+    stub.state.mode = '401';
+    expect((await call('POST', 'aichat', alice, { prompt: 'fails' })).status).toBe(1);
+    expect(await count()).toBe(before);
+    stub.state.mode = 'ok';
+    await ctx.app.inject({
+      method: 'POST',
+      url: `${CURRENT}/aichat.php`,
+      payload: new URLSearchParams({ session: alice.session, tz: TZ, prompt: 'Stream and bill' }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/event-stream' },
+    });
+    expect(await count()).toBe(before + 1);
+  });
+
+  it('invoices token records with the training records, and an invoiced record never changes again', async () => {
+    const usca = await newUsecase(alice, clientA, { Description: 'Invoice' });
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Invoice me', role: 1 });
+    const [row] = await ledger(alice, { filters: `chat_id = ${chatId}` });
+    const marked = (await ok('PATCH', 'consumptions', admin, { ids: String(row!.id) })) as number;
+    expect(marked).toBe(1);
+    const [invoiced] = await ledger(alice, { filters: `chat_id = ${chatId}` });
+    expect(invoiced!.date_invoiced).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+    // Invoicing again changes nothing.
+    expect(await ok('PATCH', 'consumptions', admin, { ids: String(row!.id) })).toBe(0);
+    const db = ctx.database.db;
+    await expect(db.updateTable('consumptions').set({ prompt_tokens: 1 }).where('id', '=', row!.id as number).execute()).rejects.toThrow(/invoiced and cannot change/);
+    await expect(db.deleteFrom('consumptions').where('id', '=', row!.id as number).execute()).rejects.toThrow(/invoiced and cannot change/);
+    expect((await ledger(alice, { filters: `chat_id = ${chatId}` }))[0]).toEqual(invoiced);
+    // The until form covers chat and aichat records too.
+    await ok('PATCH', 'consumptions', admin, { until: '2999-12-31' });
+    expect(await ledger(alice, { invoiced: 0 })).toEqual([]);
+  });
+});
+
 // ---------- secrets ----------
 
 describe('the provider key', () => {

@@ -3,6 +3,7 @@ import type { LlmMessage, LlmProvider, LlmRole } from '../../llm/provider.js';
 import type { TokenCounter } from '../../llm/tokens.js';
 import { isAdmin, type Caller } from '../caller.js';
 import { AppError, Errors, isAppError } from '../errors.js';
+import type { ConsumptionsService } from '../consumptions/consumptions.service.js';
 import type { Clock, EventLog } from '../ports.js';
 import { filterExpression, parseFields } from '../shared/filter/index.js';
 import { CHAT_COLUMNS, type ChatChanges, type ChatRow, type ChatsRepository, type SaidSentence } from './chats.repository.js';
@@ -58,13 +59,14 @@ export function createChatsService(deps: {
   usecases: UsecasesRepository;
   clients: ClientsRepository;
   clientsService: ClientsService;
+  consumptions: ConsumptionsService;
   llm: LlmProvider;
   tokens: TokenCounter;
   model: string;
   clock: Clock;
   events: EventLog;
 }) {
-  const { chats, sentences, usecases, clients, clientsService, llm, tokens, model, clock, events } = deps;
+  const { chats, sentences, usecases, clients, clientsService, consumptions, llm, tokens, model, clock, events } = deps;
 
   async function visibleChat(caller: Caller, id: number): Promise<ChatRow> {
     const chat = await chats.findById(id);
@@ -217,6 +219,21 @@ export function createChatsService(deps: {
         [posted, assistant],
         { ...base, add_tokens: reply.usage.total, auto_msg_due_at: silenceDeadline(usecase, answered) },
         answered,
+        (trx) =>
+          consumptions.recordReply(
+            {
+              kind: 'chat',
+              userId: authorId,
+              clientId: chat.client_id,
+              usecaseId: usecase.id,
+              chatId: chat.id,
+              model,
+              promptTokens: reply.usage.prompt,
+              completionTokens: reply.usage.completion,
+              date: answered,
+            },
+            trx,
+          ),
       );
       return id!;
     },
