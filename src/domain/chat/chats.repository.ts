@@ -193,6 +193,17 @@ export function createChatsRepository(db: Kysely<Database>) {
       return result.numUpdatedRows > 0n;
     },
 
+    /** The earliest silence deadline that sendDueAutoMessages would act on (same conditions), if any. */
+    async nextAutoMessageDue(now: Date): Promise<Date | null> {
+      const row = await sql<{ due: Date | null }>`
+        select min(ch.auto_msg_due_at) as due from chats as ch
+        join usecases as uc on uc.id = ch.usecase_id
+        where ch.auto_msg_due_at is not null and ch.finish_at is null and ch.control_type = 'auto'
+          and uc.is_active and (uc.finish_at is null or uc.finish_at > ${now}) and uc.auto_msg <> ''`.execute(db);
+      const due = row.rows[0]?.due ?? null;
+      return due === null ? null : new Date(due);
+    },
+
     /**
      * Claims every chat whose silence message is due and writes that message, in one transaction.
      * SKIP LOCKED lets several processes poll together without sending a message twice; the claim

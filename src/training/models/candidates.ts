@@ -4,11 +4,23 @@
  */
 import { forestClassifierFamily, forestFamily } from './forest.js';
 import { linearArFamily, linearDiffFamily, linearFamily } from './linear.js';
+import { logisticFamily } from './logistic.js';
 import type { ModelFamily, OutputKind } from './model.js';
 import { majorityFamily, naiveFamilies } from './naive.js';
+import { createNetworkFamily, networkClassifierFamily } from './network.js';
+import { sarimaFamily } from './sarima.js';
 
-const numeric: ModelFamily[] = [...naiveFamilies, linearFamily, linearArFamily, linearDiffFamily, forestFamily];
-const categorical: ModelFamily[] = [majorityFamily, forestClassifierFamily];
+const numeric: ModelFamily[] = [
+  ...naiveFamilies,
+  linearFamily,
+  linearArFamily,
+  linearDiffFamily,
+  sarimaFamily,
+  forestFamily,
+  // The network learns what the ridge regression misses, so it never has to extrapolate a trend.
+  createNetworkFamily(linearFamily),
+];
+const categorical: ModelFamily[] = [majorityFamily, logisticFamily, forestClassifierFamily, networkClassifierFamily];
 
 export function familiesFor(kind: OutputKind): ModelFamily[] {
   return kind === 'numeric' ? numeric : categorical;
