@@ -40,6 +40,8 @@ export const SAMPLE_EPOCH_BUDGET = 600_000;
 export const MIN_EPOCHS = 5;
 export const VALIDATION_SHARE = 0.15;
 export const MIN_VALIDATION = 8;
+/** Most validation rows scored at each check (evenly spread over the validation slice). */
+export const MAX_CHECK_ROWS = 1000;
 /** Validation checks without improvement before training stops. */
 export const PATIENCE = 8;
 const MOMENTUM = 0.1;
@@ -237,7 +239,9 @@ function trainOne(samples: Sample[], validation: number[], options: TrainOptions
   };
   if (validation.length === 0) return fitAll(options.epochs, goal);
 
-  const checks = validation.map((i) => samples[i] as Sample);
+  // The validation MSE on at most MAX_CHECK_ROWS evenly spread rows keeps the checks a few % of the work.
+  const stride = Math.max(1, Math.ceil(validation.length / MAX_CHECK_ROWS));
+  const checks = validation.filter((_, k) => k % stride === 0).map((i) => samples[i] as Sample);
   let best = { loss: Infinity, epoch: 0 };
   let stale = 0;
   const check = (net: brain.NeuralNetwork, epoch: number) => {
@@ -280,7 +284,14 @@ function mse(net: brain.NeuralNetwork, samples: Sample[]): number {
 }
 
 /** Trains every seed's network; progress is the share of the planned row presentations. */
-function trainSeeds(samples: Sample[], validation: number[], plan: Plan, ctx: FitContext, hidden: number[], goal?: (net: NetworkLike) => boolean): Trained[] {
+function trainSeeds(
+  samples: Sample[],
+  validation: number[],
+  plan: Plan,
+  ctx: FitContext,
+  hidden: number[],
+  goal?: (net: NetworkLike) => boolean,
+): { trained: Trained[]; presentations: number } {
   const planned = Math.max(1, plannedWork(samples.length, plan));
   let work = 0;
   let last = -Infinity;
@@ -305,7 +316,7 @@ function trainSeeds(samples: Sample[], validation: number[], plan: Plan, ctx: Fi
     }),
   );
   ctx.progress(1);
-  return trained;
+  return { trained, presentations: work };
 }
 
 /** The averaged outputs of the networks for each input. */
@@ -332,6 +343,8 @@ export interface NetworkState {
   center: number;
   scale: number;
   epochs: number[];
+  /** Row presentations (rows x epochs) of the fit, over every seed and phase: its work, for benchmarks. */
+  presentations: number;
   /** brain toJSON() of each seed's network. */
   nets: unknown[];
 }
@@ -399,7 +412,7 @@ export function createNetworkFamily(base?: ModelFamily): ModelFamily<NetworkStat
         }
         return flags;
       });
-      const trained = trainSeeds(samples, validationRows(n, ctx.info.timeOrdered), plan, ctx, hidden, goal);
+      const { trained, presentations } = trainSeeds(samples, validationRows(n, ctx.info.timeOrdered), plan, ctx, hidden, goal);
       const state: NetworkState = {
         base: baseModel && base ? { family: base.name, state: baseModel.state } : null,
         season,
@@ -408,6 +421,7 @@ export function createNetworkFamily(base?: ModelFamily): ModelFamily<NetworkStat
         center,
         scale,
         epochs: trained.map((t) => t.epochs),
+        presentations,
         nets: trained.map((t) => t.json),
       };
       return revive(state);
@@ -438,6 +452,7 @@ export interface NetworkClassifierState {
   inputs: number;
   hidden: number[];
   epochs: number[];
+  presentations: number;
   nets: unknown[];
 }
 
@@ -472,7 +487,7 @@ export const networkClassifierFamily: ModelFamily<NetworkClassifierState> = {
     if (classes.length === 0) throw new Error('no rows');
     if (classes.length === 1) {
       ctx.progress(1);
-      return reviveClassifier({ classes, inputs: width, hidden: [], epochs: [], nets: [] });
+      return reviveClassifier({ classes, inputs: width, hidden: [], epochs: [], presentations: 0, nets: [] });
     }
     if (width === 0) throw new Error('no features for the network to learn from');
     const index = new Map(classes.map((c, j) => [c, j]));
@@ -491,8 +506,8 @@ export const networkClassifierFamily: ModelFamily<NetworkClassifierState> = {
       }
       return flags;
     });
-    const trained = trainSeeds(samples, validationRows(n, ctx.info.timeOrdered), plan, ctx, hidden, goal);
-    return reviveClassifier({ classes, inputs: width, hidden, epochs: trained.map((t) => t.epochs), nets: trained.map((t) => t.json) });
+    const { trained, presentations } = trainSeeds(samples, validationRows(n, ctx.info.timeOrdered), plan, ctx, hidden, goal);
+    return reviveClassifier({ classes, inputs: width, hidden, epochs: trained.map((t) => t.epochs), presentations, nets: trained.map((t) => t.json) });
   },
   revive: reviveClassifier,
 };
