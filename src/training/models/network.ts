@@ -64,14 +64,16 @@ interface Plan {
 }
 
 /** Same arithmetic in cost() and fit(), so progress weights match the work. */
-function planFor(rows: number, timeOrdered: boolean, params: Pick<FamilyParams, 'epochs'> | undefined): Plan {
+function planFor(rows: number, timeOrdered: boolean, params: Pick<FamilyParams, 'epochs'> | undefined, final = true): Plan {
+  // Backtest fits train one network for as many epochs as each averaged network of the final fit gets:
+  // the same network, a third of the work where only its ranking is needed.
   const seeds = seedCount(rows);
   const validation = validationRows(rows, timeOrdered).length;
   // Worst case per network: the capped phase on the training part, then the refit on every row.
   const perEpoch = validation > 0 ? 2 * rows - validation : rows;
   const cap = Math.max(1, Math.ceil(params?.epochs ?? 2000));
   const epochs = Math.min(cap, Math.max(MIN_EPOCHS, Math.floor(SAMPLE_EPOCH_BUDGET / seeds / Math.max(1, perEpoch))));
-  return { seeds, epochs, validation };
+  return { seeds: final ? seeds : 1, epochs, validation };
 }
 
 function plannedWork(rows: number, plan: Plan): number {
@@ -400,7 +402,7 @@ export function createNetworkFamily(base?: ModelFamily): ModelFamily<NetworkStat
 
       const inputs = inputsOf(rows.features, rows.time, season);
       const samples = inputs.map((input, i) => ({ input, output: [((residual[i] as number) - center) / scale] }));
-      const plan = planFor(n, ctx.info.timeOrdered, ctx.params);
+      const plan = planFor(n, ctx.info.timeOrdered, ctx.params, ctx.final ?? true);
       const hidden = hiddenLayers(ctx.params, (inputs[0] as number[]).length, 1);
       const stride = Math.max(1, Math.floor(n / 500));
       const goal = deviatedGoal(ctx, (net) => {
@@ -495,7 +497,7 @@ export const networkClassifierFamily: ModelFamily<NetworkClassifierState> = {
       const k = index.get(labels[i] as string) as number;
       return { input: Array.from(row), output: classes.map((_, j) => (j === k ? TARGET_HIGH : -TARGET_HIGH)) };
     });
-    const plan = planFor(n, ctx.info.timeOrdered, ctx.params);
+    const plan = planFor(n, ctx.info.timeOrdered, ctx.params, ctx.final ?? true);
     const hidden = hiddenLayers(ctx.params, width, classes.length);
     const stride = Math.max(1, Math.floor(n / 500));
     const goal = deviatedGoal(ctx, (net) => {
