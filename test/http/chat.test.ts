@@ -703,6 +703,92 @@ describe('POST /aichat', () => {
   });
 });
 
+// ---------- hand-offs that say why, budgets ----------
+
+describe('hand-offs with their reasons', () => {
+  it('records the word, operator and timeout reasons, shows the last on the chat, and reports them per use case', async () => {
+    const usca = await newUsecase(alice, clientA, {
+      Description: 'Why',
+      WordsForManual: 'human',
+      WordsForAttention: 'refund',
+      ManualMessage: 'A person will help you.',
+      TimeOutForAutoMsg: 30,
+      AutoMsg: 'Still there?',
+    });
+    const first = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    expect((await chatOf(alice, first)).HandoffReason).toBeNull();
+    await ok('POST', 'sentence', alice, { chat_id: first, text: 'I want a Refund', role: 1 });
+    expect(await chatOf(alice, first)).toMatchObject({ Attention: '1', ControlType: 'auto', HandoffReason: 'word: refund' });
+    const answer = (await chatSentences(alice, first)).at(-1)!;
+    await ok('PATCH', 'chat-sentence', alice, { chat_id: first, sent_id: answer.Id!, rate: 0 });
+    await ok('POST', 'sentence', alice, { chat_id: first, text: 'Let me talk to a human', role: 1 });
+    expect(await chatOf(alice, first)).toMatchObject({ ControlType: 'manual', HandoffReason: 'word: human' });
+
+    const second = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    await ok('PATCH', 'chat', admin, { id: second, control: 'manual' });
+    expect((await chatOf(alice, second)).HandoffReason).toBe('operator');
+    // Already manual: no second hand-off.
+    await ok('PATCH', 'chat', admin, { id: second, control: 'manual' });
+
+    const third = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    ctx.clock.advance(31_000);
+    try {
+      await ctx.services.chat.sendDueAutoMessages(ctx.clock.now());
+    } finally {
+      ctx.clock.advance(-31_000);
+    }
+    expect((await chatOf(alice, third)).HandoffReason).toBe('timeout');
+
+    const rows = await ctx.database.db.selectFrom('chat_handoffs').select(['chat_id', 'event', 'reason', 'word', 'user_id']).where('usecase_id', '=', usca).orderBy('id').execute();
+    expect(rows).toEqual([
+      { chat_id: first, event: 'attention', reason: 'word', word: 'refund', user_id: null },
+      { chat_id: first, event: 'manual', reason: 'word', word: 'human', user_id: null },
+      { chat_id: second, event: 'manual', reason: 'operator', word: null, user_id: admin.id },
+      { chat_id: third, event: 'auto_message', reason: 'timeout', word: null, user_id: null },
+    ]);
+
+    const report = await ok('GET', 'handoffs', admin, { usca_id: usca });
+    expect(report).toEqual([
+      {
+        usca_Id: usca,
+        Description: 'Why',
+        Handoffs: 4,
+        ByReason: { word: 2, operator: 1, timeout: 1, budget: 0 },
+        ByEvent: { manual: 2, attention: 1, auto_message: 1 },
+        // Only the switch to a person after the answer rated bad.
+        AfterBadAnswer: 1,
+        AfterBadAnswerShare: 0.25,
+      },
+    ]);
+    expect(await call('GET', 'handoffs', alice, { usca_id: usca })).toEqual({ status: 1, data: 'Forbidden: this operation requires an administrator' });
+  });
+
+  it('hands a chat whose next reply would pass its token budget to a person, with the ManualMessage and reason budget', async () => {
+    const usca = await newUsecase(alice, clientA, { Description: 'Budget', TokenBudget: 100, ManualMessage: 'Our team takes it from here.' });
+    expect((await usecaseOf(alice, usca)).TokenBudget).toBe('100');
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'First question', role: 1 });
+    expect(stub.requests).toHaveLength(1);
+    // The reply may use only what the budget leaves after the prompt.
+    const sent = stub.requests[0]!.body;
+    expect(sent.max_tokens).toBe(100 - (await counter.countMessages(sent.messages as never)));
+    expect((await chatOf(alice, chatId)).Tokens).toBe('18');
+
+    // 18 used + this prompt leaves less than a useful reply: no provider call, no error.
+    const id = await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Second question, a bit longer than the first one was', role: 1 });
+    expect(typeof id).toBe('number');
+    expect(stub.requests).toHaveLength(1);
+    expect(await chatOf(alice, chatId)).toMatchObject({ ControlType: 'manual', HandoffReason: 'budget', Tokens: '18' });
+    expect((await chatSentences(alice, chatId)).slice(-2).map((s) => [s.Role, s.Text])).toEqual([
+      ['1', 'Second question, a bit longer than the first one was'],
+      ['2', 'Our team takes it from here.'],
+    ]);
+    const report = (await ok('GET', 'handoffs', admin, { usca_id: usca })) as { ByReason: Record<string, number> }[];
+    expect(report[0]!.ByReason.budget).toBe(1);
+    expect((await call('POST', 'usecase', alice, { client_id: clientA, data: '{"TokenBudget":-1}' })).data).toMatch(/TokenBudget/);
+  });
+});
+
 // ---------- one ledger: tokens beside training runs ----------
 
 describe('the ledger of language-model replies', () => {
