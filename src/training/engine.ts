@@ -171,18 +171,23 @@ function forecast(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, 
 
   const outputs = analysis.columns.filter((c) => c.role === 'output');
   const plan = outputs.map((col) => ({ col, families: familiesFor(col.kind) }));
-  const fitsPerFamily = backtest.splits.length + 1;
-  const total = plan.reduce((sum, p) => sum + p.families.reduce((s, f) => s + f.cost(info, n) * fitsPerFamily, 0), 0);
+  // Weighted by each family's own cost estimate, over the families that apply, so Advance moves evenly.
+  const windows = backtest.splits.length;
+  const total = plan.reduce(
+    (sum, p) => sum + p.families.filter((f) => f.applies(info, n)).reduce((s, f) => s + f.cost(info, n, false) * windows + f.cost(info, n, true), 0),
+    0,
+  );
   const progress = new ProgressReporter(total, hooks);
   let done = 0;
-  const context = (family: ModelFamily, fitRows: number) => {
-    const cost = family.cost(info, fitRows);
+  const context = (family: ModelFamily, fitRows: number, final = false) => {
+    const cost = family.cost(info, fitRows, final);
     const base = done;
     done += cost;
     return {
       seed: (seed ^ Math.imul(done * 1000 + fitRows, 0x9e3779b1)) >>> 0,
       params: familyParamsResolved,
       featureNames: names,
+      final,
       progress: (share: number) => progress.epoch(base + Math.min(1, Math.max(0, share)) * cost, 0),
     };
   };
@@ -205,7 +210,7 @@ function forecast(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, 
     members: run.winner.members.map(({ family, weight }) => ({
       family: family.name,
       weight,
-      state: family.fit(run.data, { info, ...context(family, n) }).state,
+      state: family.fit(run.data, { info, ...context(family, n, true) }).state,
     })),
     widths: run.kind === 'numeric' ? widthsOf(run, backtest) : null,
   }));

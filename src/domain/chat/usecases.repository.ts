@@ -19,6 +19,7 @@ const COLUMNS = [
   'usecases.manual_message',
   'usecases.temperature',
   'usecases.is_active',
+  'usecases.token_budget',
   'usecases.hash',
   'usecases.created_at',
   'usecases.updated_at',
@@ -43,6 +44,7 @@ export const USECASE_COLUMNS: ColumnWhitelist = {
   Hash: { column: 'usecases.hash', type: 'text' },
   Temperature: { column: 'usecases.temperature', type: 'number' },
   Active: { column: 'usecases.is_active', type: 'bool' },
+  TokenBudget: { column: 'usecases.token_budget', type: 'int' },
 };
 
 export interface UsecaseRow {
@@ -61,6 +63,8 @@ export interface UsecaseRow {
   manual_message: string;
   temperature: number;
   is_active: boolean;
+  /** Tokens one chat may use, prompt and replies (0: no limit). */
+  token_budget: number;
   hash: string;
   created_at: Date;
   updated_at: Date;
@@ -78,6 +82,7 @@ export interface UsecaseFields {
   auto_msg?: string;
   manual_message?: string;
   temperature?: number;
+  token_budget?: number;
 }
 
 export interface UsecaseListScope {

@@ -67,6 +67,11 @@ export interface FitContext {
   params: FamilyParams;
   /** Feature names (same order as FitRows.features columns), for describe(). */
   featureNames: string[];
+  /**
+   * True for the refit on every known row whose state is stored, false for backtest fits that only rank
+   * the family; a family may spend more on the final fit (the network averages its seeds only there).
+   */
+  final?: boolean;
   /** Report the share (0..1) of this fit's work done; call at least every ~100 ms of work. */
   progress(done: number): void;
 }
@@ -91,8 +96,8 @@ export interface ModelFamily<State = unknown> {
   readonly kind: OutputKind;
   /** Whether the family can be fitted on `rows` fit rows of this data (e.g. SARIMA needs a time axis and two seasons). */
   applies(info: SeriesInfo, rows: number): boolean;
-  /** Relative cost of one fit on `rows` rows (naive 1 ... network 100+), used to weight progress. */
-  cost(info: SeriesInfo, rows: number): number;
+  /** Relative cost of one fit on `rows` rows (naive 1 ... network 100+; `final` as in FitContext), used to weight progress. */
+  cost(info: SeriesInfo, rows: number, final?: boolean): number;
   fit(rows: FitRows, ctx: FitContext): FittedModel<State>;
   /** Rebuilds the fitted model from its stored state (after a restart); must predict identically. */
   revive(state: State): FittedModel<State>;
