@@ -171,6 +171,7 @@ export const AREAS: Record<string, string> = {
   sentence: 'Chat',
   'chat-sentence': 'Chat',
   aichat: 'Chat',
+  handoffs: 'Chat',
 };
 
 const FORM = 'application/x-www-form-urlencoded';

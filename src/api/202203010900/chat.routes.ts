@@ -13,7 +13,7 @@ import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
 import { formatNullableTimestamp, formatTimestamp, wireDateToInstant } from '../shared/time.js';
 import { success } from '../../http/contract.js';
-import { ChatAreaId, ChatRecord, ClientRecord, LinkCount, PromptReply, SentenceRecord, UsecaseRecord } from './chat.shapes.js';
+import { ChatAreaId, ChatRecord, ClientRecord, HandoffReport, LinkCount, PromptReply, SentenceRecord, UsecaseRecord } from './chat.shapes.js';
 
 // ---------- wire records (numbers as strings, legacy casing; additions noted in docs/interface-notes.md) ----------
 
@@ -517,6 +517,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     summary:
       'Addition: hand-offs per use case (administrators): counts by reason (word, operator, timeout, budget) and by event (manual, attention, auto_message), and the share that followed an answer rated bad',
     params: z.object({ tz: p.tz(), usca_id: p.idList().optional(), date_from: p.date().optional(), date_to: p.date().optional() }),
+    reply: z.array(HandoffReport),
     async handler({ params, caller }) {
       const rows = await services.chat.handoffReport(caller, {
         usecaseIds: params.usca_id,

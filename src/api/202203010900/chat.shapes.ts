@@ -112,3 +112,21 @@ export const LinkCount = z.number().int().meta({ example: 2 });
 
 /** POST /aichat: the reply text, or with tokens=1 the prompt's token count (Accept: text/event-stream streams instead). */
 export const PromptReply = z.union([z.string(), z.number().int()]).meta({ example: 'Our store opens at 9:00.' });
+
+/** GET /handoffs (addition): hand-offs per use case, by reason and by event. */
+export const HandoffReport = z
+  .object({
+    usca_Id: z.number().int(),
+    Description: z.string(),
+    Handoffs: z.number().int(),
+    ByReason: z.record(z.string(), z.number()),
+    ByEvent: z.record(z.string(), z.number()),
+    AfterBadAnswer: z.number().int(),
+    AfterBadAnswerShare: z.number(),
+  })
+  .meta({
+    example: {
+      usca_Id: 5, Description: 'Store assistant', Handoffs: 4, ByReason: { word: 2, operator: 1, timeout: 1, budget: 0 },
+      ByEvent: { manual: 3, attention: 1, auto_message: 0 }, AfterBadAnswer: 1, AfterBadAnswerShare: 0.25,
+    },
+  });
