@@ -49,6 +49,8 @@ export const UsecaseRecord = z
     Hash: z.string(),
     Temperature: z.string(),
     Active: z.enum(['0', '1']),
+    TokenBudget: z.string(),
+    ModelTools: z.enum(['0', '1']),
   })
   .partial()
   .meta({
@@ -99,6 +101,7 @@ export const SentenceRecord = z
     Role: z.string(),
     Rate: text,
     User_Id: text,
+    Tools: text,
     Order: z.string(),
   })
   .partial()
