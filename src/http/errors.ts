@@ -21,20 +21,20 @@ export function toAppError(error: unknown, maxUploadMb: number, contentType?: st
   if (isAppError(error)) return error;
   const fe = error as Partial<FastifyError> & { code?: string };
   if (fe.code === 'FST_REQ_FILE_TOO_LARGE' || fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || fe.statusCode === 413) {
-    return new AppError('upload_too_large', `Invalid upload: the request exceeds the maximum size of ${maxUploadMb} MB`);
+    return Errors.uploadTooLarge(`the request exceeds the maximum size of ${maxUploadMb} MB`);
   }
   if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     // Fastify's message names no type: quote the request's own header.
-    return new AppError('invalid_parameter', `Unsupported content type '${(contentType ?? '').slice(0, 100)}'; send a form, multipart/form-data or JSON`);
+    return Errors.unsupportedContentType(contentType ?? '');
   }
   // busboy reports a multipart body without boundary, or cut short, as a plain Error (no code, no status).
   if (/^Multipart: Boundary not found$|unexpected end of multipart data$/i.test(fe.message ?? '')) {
-    return new AppError('invalid_parameter', 'Invalid request: the multipart/form-data body is malformed or cut off');
+    return Errors.invalidRequest('the multipart/form-data body is malformed or cut off');
   }
   // Postgres text and jsonb cannot hold NUL; parseParams refuses it in parameters, this catches it inside JSON fields.
-  if (fe.code === '22021' || fe.code === '22P05') return new AppError('invalid_parameter', 'Invalid request: text must not contain NUL characters');
+  if (fe.code === '22021' || fe.code === '22P05') return Errors.invalidRequest('text must not contain NUL characters');
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-    return new AppError('invalid_parameter', `Invalid request: ${fe.message ?? 'malformed request'}`);
+    return Errors.invalidRequest(fe.message ?? 'malformed request');
   }
   if (isDatabaseDown(error)) return Errors.unavailable('the database cannot be reached; try again shortly');
   return undefined;

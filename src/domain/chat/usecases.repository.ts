@@ -1,6 +1,7 @@
-import { sql, type Expression, type Kysely, type SqlBool, type Transaction } from 'kysely';
+import { type Expression, type Kysely, type Selectable, sql, type SqlBool, type Transaction } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../db/schema.js';
+import type { UsecasesTable } from '../../db/tables/chat.js';
 import type { ColumnWhitelist } from '../shared/filter/index.js';
 
 const COLUMNS = [
@@ -45,26 +46,7 @@ export const USECASE_COLUMNS: ColumnWhitelist = {
   Active: { column: 'usecases.is_active', type: 'bool' },
 };
 
-export interface UsecaseRow {
-  id: number;
-  client_id: number;
-  user_id: number | null;
-  description: string;
-  welcome: string;
-  start_at: Date;
-  finish_at: Date | null;
-  tokens: number;
-  words_for_manual: string;
-  words_for_attention: string;
-  timeout_for_auto_msg: number;
-  auto_msg: string;
-  manual_message: string;
-  temperature: number;
-  is_active: boolean;
-  hash: string;
-  created_at: Date;
-  updated_at: Date;
-}
+export type UsecaseRow = Selectable<UsecasesTable>;
 
 /** The scenario fields a client sets through `data`. */
 export interface UsecaseFields {

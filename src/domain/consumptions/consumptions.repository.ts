@@ -1,36 +1,13 @@
-import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import { type Expression, type Insertable, type Kysely, type Selectable, sql, type SqlBool } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { ConsumptionsTable } from '../../db/tables/logs.js';
 import { escapeLike } from '../../db/escape-like.js';
 import type { ColumnWhitelist } from '../shared/filter/index.js';
 
-export interface ConsumptionRow {
-  id: number;
-  user_id: number;
-  user_name: string;
-  job_id: number | null;
-  training_id: number | null;
-  app_name: string;
-  host: string;
-  pid: number;
-  ram: number;
-  cpu: number;
-  disk: number;
-  date: Date;
-  date_invoiced: Date | null;
-}
+/** A consumption with its owner's name (list joins users). */
+export type ConsumptionRow = Selectable<ConsumptionsTable> & { user_name: string };
 
-export interface NewConsumption {
-  user_id: number;
-  job_id: number | null;
-  training_id: number | null;
-  app_name: string;
-  host: string;
-  pid: number;
-  ram: number;
-  cpu: number;
-  disk: number;
-  date: Date;
-}
+export type NewConsumption = Required<Omit<Insertable<ConsumptionsTable>, 'id' | 'date_invoiced'>>;
 
 /** Wire names of a Consumption usable in `filters`, mapped to their columns. */
 export const CONSUMPTION_COLUMNS: ColumnWhitelist = {
