@@ -23,7 +23,6 @@ async function main() {
   });
   const training = config.workers > 0 ? createTrainingRunner(runtime.services, runtime.database, { threads: config.workers, nice: config.trainingNice, metrics, ...recoveryOptions(config) }) : undefined;
   const autoMessages = runtime.services.chat.startAutoMessageScheduler({
-    intervalMs: 5000,
     onError: (err: unknown) => logger.warn({ err }, 'chat auto messages failed'),
   });
   await runtime.services.events.record({ type: 2, procedure: 'server.start', text: `API server starting (pid ${process.pid}, ${config.workers} training threads)` });

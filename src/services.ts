@@ -164,13 +164,14 @@ export function buildServices(deps: ServiceDeps) {
     usecases: usecasesRepository,
     clients: clientsRepository,
     clientsService: clients,
+    consumptions,
     llm,
     tokens: tokenCounter,
     model: config.llmModel,
     clock,
     events,
   });
-  const prompts = createPromptsService({ clientsService: clients, llm, tokens: tokenCounter, model: config.llmModel });
+  const prompts = createPromptsService({ clientsService: clients, consumptions, llm, tokens: tokenCounter, model: config.llmModel });
 
   // --- models: App records, status records, network weights, forecasts (section 4.6, older forecasts.php) ---
   const ownership: OwnershipLookups = {

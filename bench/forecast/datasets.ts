@@ -38,6 +38,11 @@ export interface ForecastSet {
   truth: (number | string)[];
   /** All rows' target values (hidden ones included; only the peers' scoring reads the hidden ones). */
   y: (number | string)[];
+  /**
+   * Decimals of the output in the upload (most decimals among the known cells): the service publishes its
+   * forecast at that precision, so the peers' forecasts are rounded to it too before scoring (naive.ts).
+   */
+  decimals: number;
   /** Every row's input values by column (for the peers). */
   inputs: Record<string, (number | string)[]>;
 }
@@ -86,8 +91,10 @@ function build(spec: Spec): ForecastSet {
     return [...dateCells, ...inputs.map((c) => String(r[c])), hide ? '' : String(r[spec.target])];
   });
   const y = records.map((r) => (spec.task === 'regression' ? Number(r[spec.target]) : String(r[spec.target])));
+  const decimals = Math.max(0, ...rows.map((r) => r.at(-1)!).filter((v) => v !== '').map((v) => (/\.(\d+)$/.exec(v)?.[1]?.length ?? 0)));
   return {
     id: spec.id,
+    decimals,
     label: spec.label,
     task: spec.task,
     target: spec.target,

@@ -73,7 +73,16 @@ export function naiveForecasts(set: ForecastSet): Record<string, Predictions> {
   return out;
 }
 
-export function score(set: ForecastSet, predictions: Predictions): number {
+/**
+ * MAE or error rate of `predictions` against the truth. `atDataPrecision` rounds numeric predictions to the
+ * output's decimals in the upload first (the peers'; the service's forecast already comes at that precision),
+ * so a tie with a naive forecast is not lost to the third decimal.
+ */
+export function score(set: ForecastSet, predictions: Predictions, atDataPrecision = false): number {
+  if (atDataPrecision && set.task === 'regression') {
+    const f = 10 ** set.decimals;
+    predictions = predictions.map((p) => Math.round(Number(p) * f) / f);
+  }
   if (predictions.length !== set.truth.length) throw new Error(`${set.id}: ${predictions.length} predictions for ${set.truth.length} rows`);
   if (set.task === 'classification') return predictions.filter((p, i) => String(p) !== String(set.truth[i])).length / set.truth.length;
   return predictions.reduce<number>((s, p, i) => s + Math.abs(Number(p) - Number(set.truth[i])), 0) / set.truth.length;

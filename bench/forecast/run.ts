@@ -16,14 +16,18 @@
  *   npm run bench forecast                    or   npx tsx bench/forecast/run.ts
  *   BENCH_FORECAST_LARGE=0                    skips the 100,000-row set
  *   BENCH_FORECAST_SETS=seattle,co2           runs only these sets (ids in datasets.ts)
- *   BENCH_FORECAST_PEERS=0                    skips the python peers (naive baselines only)
+ *   BENCH_FORECAST_PEERS=0                    skips the python peers (naive baselines only); =cached reuses
+ *                                             the last run's peers when the sets and peers.py are unchanged
+ *                                             (the peers are seeded: same split, same result)
  *   BENCH_TRAINING_NICE (default 0)           TRAINING_NICE of the service: on a shared machine a niced
  *                                             thread measures the other users' load, not the engine
+ * Peers (naive and library) are scored at the data's own precision (naive.ts score), like the service's forecast.
  * Prints one table and writes it as markdown to bench/.out/forecast.md (and the raw figures to
  * bench/.out/forecast.json).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -39,7 +43,8 @@ const API = '/api/202203010900';
 const TZ = 'UTC';
 const NICE = Number(process.env.BENCH_TRAINING_NICE ?? 0);
 const LARGE = process.env.BENCH_FORECAST_LARGE !== '0';
-const PEERS = process.env.BENCH_FORECAST_PEERS !== '0';
+/** '0' skips the peers, 'cached' reuses the last run's when the sets and peers.py are unchanged. */
+const PEERS = process.env.BENCH_FORECAST_PEERS ?? '1';
 const ONLY = process.env.BENCH_FORECAST_SETS?.split(',').filter(Boolean);
 const JOB_TIMEOUT_MS = Number(process.env.BENCH_FORECAST_TIMEOUT_MS ?? 900_000);
 /** Budgets (issue 10): the daily set of ~1,500 rows and the 100,000-row set, upload answered -> status 3. */
@@ -176,14 +181,23 @@ async function runPeers(sets: ForecastSet[]): Promise<PeerResult> {
     const hidden = new Set(s.hidden);
     return s.y.map((v, i) => (hidden.has(i) ? null : v));
   };
-  writeFileSync(
-    file,
-    JSON.stringify(
-      sets.map((s) => ({ id: s.id, task: s.task, numeric: s.numeric, categorical: s.categorical, time: s.time, hidden: s.hidden, y: hiddenY(s), inputs: s.inputs })),
-    ),
+  const input = JSON.stringify(
+    sets.map((s) => ({ id: s.id, task: s.task, numeric: s.numeric, categorical: s.categorical, time: s.time, hidden: s.hidden, y: hiddenY(s), inputs: s.inputs })),
   );
+  const key = createHash('sha256').update(input).update(readFileSync(join(here, 'peers.py'))).digest('hex');
+  const cache = join(OUT, 'forecast-peers.json');
+  if (PEERS === 'cached' && existsSync(cache)) {
+    const cached = JSON.parse(readFileSync(cache, 'utf8')) as { key: string; result: PeerResult };
+    if (cached.key === key) {
+      console.log('peers: reused from bench/.out/forecast-peers.json (same sets, same peers.py)');
+      return cached.result;
+    }
+  }
+  writeFileSync(file, input);
   const { stdout } = await run('/usr/bin/python3', [join(here, 'peers.py'), file], { cwd: root, maxBuffer: 256 * 1024 * 1024 });
-  return JSON.parse(stdout) as PeerResult;
+  const result = JSON.parse(stdout) as PeerResult;
+  writeFileSync(cache, JSON.stringify({ key, result }));
+  return result;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -196,6 +210,8 @@ interface Row {
   model: string;
   naive: Record<string, number>;
   library: Partial<Record<(typeof LIBRARY_MODELS)[number], number>>;
+  /** Fit + predict seconds of each library model (peers.py). */
+  peerSeconds: Record<string, number>;
 }
 
 export async function benchForecast() {
@@ -213,7 +229,7 @@ export async function benchForecast() {
     const service = await startService(db.url);
     try {
       for (const set of sets) {
-        const row: Row = { set, ours: null, wallMs: null, model: '', naive: {}, library: {} };
+        const row: Row = { set, ours: null, wallMs: null, model: '', naive: {}, library: {}, peerSeconds: {} };
         try {
           const ours = await forecastThroughService(service, set);
           row.ours = score(set, ours.predictions);
@@ -223,7 +239,7 @@ export async function benchForecast() {
         } catch (e) {
           row.oursError = (e as Error).message;
         }
-        for (const [name, p] of Object.entries(naiveForecasts(set))) row.naive[name] = score(set, p);
+        for (const [name, p] of Object.entries(naiveForecasts(set))) row.naive[name] = score(set, p, true);
         console.log(`${set.id}: ${set.rows.length} rows, ${set.hidden.length} to forecast: ours ${row.ours ?? row.oursError} in ${((row.wallMs ?? 0) / 1000).toFixed(1)} s`);
         rows.push(row);
       }
@@ -233,13 +249,14 @@ export async function benchForecast() {
   } finally {
     await db.drop();
   }
-  if (PEERS) {
+  if (PEERS !== '0') {
     const started = performance.now();
     const peers = await runPeers(sets);
     console.log(`peers: ${((performance.now() - started) / 1000).toFixed(1)} s`);
     for (const row of rows) {
       for (const [name, r] of Object.entries(peers[row.set.id] ?? {})) {
-        if (r.pred) row.library[name as (typeof LIBRARY_MODELS)[number]] = score(row.set, r.pred);
+        if (r.seconds !== undefined) row.peerSeconds[name] = Math.round(r.seconds * 10) / 10;
+        if (r.pred) row.library[name as (typeof LIBRARY_MODELS)[number]] = score(row.set, r.pred, true);
         else console.log(`peer ${row.set.id}/${name} failed: ${r.error}`);
       }
     }
@@ -284,7 +301,8 @@ function table(rows: Row[]): string {
     const checks: string[] = [];
     if (r.ours !== null) {
       checks.push(r.ours <= naiveValue + 1e-12 ? 'naive ok' : 'naive MISSED');
-      if (lib) checks.push(withinLibrary(r.set, r.ours, lib[1]) ? 'library ok' : 'library MISSED');
+      const rowsNote = task === 'classification' && lib ? ` (${Math.round(r.ours * r.set.hidden.length)} vs ${Math.round(lib[1] * r.set.hidden.length)} rows)` : '';
+      if (lib) checks.push(withinLibrary(r.set, r.ours, lib[1]) ? `library ok${rowsNote}` : `library MISSED${rowsNote}`);
       if (r.set.id === 'seattle' && r.library.linear !== undefined) checks.push(r.ours <= 1.1 * r.library.linear ? 'linear ok' : 'linear MISSED');
       const budget = BUDGET_MS[r.set.id];
       if (budget !== undefined && r.wallMs !== null) checks.push(r.wallMs < budget ? `< ${budget / 1000} s ok` : `< ${budget / 1000} s MISSED`);

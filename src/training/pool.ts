@@ -15,14 +15,21 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import type { WorkerReply, WorkerTask } from './train.worker.js';
+import type { WorkerProgress, WorkerReply, WorkerTask } from './train.worker.js';
 import { TrainingError, type TrainingInput, type TrainingProgress, type TrainingResult } from './types.js';
 
+export interface TrainingRunOptions {
+  signal?: AbortSignal;
+  onProgress?: (p: TrainingProgress) => void;
+  /**
+   * The training thread's memory peak so far, in bytes (its isolate's committed heap plus external and
+   * ArrayBuffer memory), sampled with every progress report and once more at the end.
+   */
+  onThreadMemory?: (peakBytes: number) => void;
+}
+
 export interface TrainingPool {
-  train(
-    input: TrainingInput,
-    opts?: { signal?: AbortSignal; onProgress?: (p: TrainingProgress) => void },
-  ): Promise<TrainingResult>;
+  train(input: TrainingInput, opts?: TrainingRunOptions): Promise<TrainingResult>;
   close(): Promise<void>;
   readonly threads: number;
 }
@@ -63,27 +70,30 @@ export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingP
     niceIncrement: options.niceIncrement ?? 0,
   });
 
-  async function train(
-    input: TrainingInput,
-    opts: { signal?: AbortSignal; onProgress?: (p: TrainingProgress) => void } = {},
-  ): Promise<TrainingResult> {
-    const { signal, onProgress } = opts;
+  async function train(input: TrainingInput, opts: TrainingRunOptions = {}): Promise<TrainingResult> {
+    const { signal, onThreadMemory } = opts;
     if (signal?.aborted) throw new TrainingError('aborted', 'Training aborted');
-    const channel = onProgress ? new MessageChannel() : null;
-    if (channel && onProgress) {
-      channel.port1.on('message', (p: TrainingProgress) => onProgress(p));
+    const onMessage = (m: WorkerProgress) => {
+      opts.onProgress?.(m.progress);
+      onThreadMemory?.(m.peakThreadBytes);
+    };
+    const listening = opts.onProgress !== undefined || onThreadMemory !== undefined;
+    const channel = listening ? new MessageChannel() : null;
+    if (channel) {
+      channel.port1.on('message', onMessage);
       channel.port1.unref();
     }
     try {
       const task: WorkerTask = channel ? { input, port: channel.port2 } : { input };
       const reply = await piscina.run(task, { signal, transferList: channel ? [channel.port2] : [] });
-      if (channel && onProgress) {
+      if (channel) {
         // Results and progress travel on different channels; flush progress already queued (the final 100).
         for (let m = receiveMessageOnPort(channel.port1); m; m = receiveMessageOnPort(channel.port1)) {
-          onProgress(m.message as TrainingProgress);
+          onMessage(m.message as WorkerProgress);
         }
       }
       if (!reply.ok) throw new TrainingError(reply.code, reply.message);
+      onThreadMemory?.(reply.peakThreadBytes);
       return reply.result;
     } catch (error) {
       if (error instanceof TrainingError) throw error;

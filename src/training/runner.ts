@@ -86,13 +86,12 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     const controller = new AbortController();
     running.set(job.id, controller);
     const startedAt = Date.now();
-    const rssBefore = process.memoryUsage().rss;
-    let peakRss = rssBefore;
+    // The training thread's own memory peak (pool.ts), not the process RSS the API and database share.
+    let peakThreadBytes = 0;
     let advance = 0;
     let lastWrite = 0;
     let statId: number | undefined;
     const beat = setInterval(() => {
-      peakRss = Math.max(peakRss, process.memoryUsage().rss);
       deps.queue.heartbeat(job.id, workerId).then(
         (owned) => {
           if (!owned) controller.abort();
@@ -116,6 +115,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
         { ...set, params },
         {
           signal: controller.signal,
+          onThreadMemory: (bytes) => (peakThreadBytes = Math.max(peakThreadBytes, bytes)),
           onProgress: (p) => {
             advance = p.advance;
             const now = Date.now();
@@ -161,7 +161,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
         appName: job.app_name,
         host,
         pid: process.pid,
-        ramMb: round(peakRss / MB),
+        ramMb: round(peakThreadBytes / MB),
         // The engine runs synchronously in its own thread (every candidate's backtest fits, then the final
         // fits), so the thread's wall time is its CPU time; result.timing covers the final network fit only.
         cpuSeconds: round(trainingSeconds),

@@ -91,11 +91,16 @@ export function scoreFamilies(
   });
 }
 
+/** Errors equal to 1e-9 relative are a tie (a residual model on an exact fit scores 1e-15 lower by rounding). */
+function compareErrors(a: number, b: number): number {
+  return Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b)) + 1e-12 ? 0 : a - b;
+}
+
 export function chooseWinner(scored: Scored[], backtest: Backtest, data: FitRows, kind: 'numeric' | 'categorical'): Winner {
   const ranked = scored
     .map((s, order) => ({ s, order }))
     .filter(({ s }) => s.error !== null && Number.isFinite(s.error))
-    .sort((a, b) => (a.s.error as number) - (b.s.error as number) || a.order - b.order)
+    .sort((a, b) => compareErrors(a.s.error as number, b.s.error as number) || a.order - b.order)
     .map(({ s }) => s);
   const best = ranked[0];
   if (!best) throw new Error('no model could be fitted on this data');
@@ -118,7 +123,7 @@ export function chooseWinner(scored: Scored[], backtest: Backtest, data: FitRows
       ),
     );
     const error = backtestError(backtest, actual, predictions);
-    if (error < winner.error) {
+    if (compareErrors(error, winner.error) < 0) {
       winner = {
         members: members.map((s, k) => ({ family: s.family, weight: weights[k] as number })),
         predictions,

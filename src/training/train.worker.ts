@@ -5,22 +5,44 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import { trainModel } from './engine.js';
-import { TrainingError, type TrainingErrorCode, type TrainingInput, type TrainingResult } from './types.js';
+import { TrainingError, type TrainingErrorCode, type TrainingInput, type TrainingProgress, type TrainingResult } from './types.js';
 
 export interface WorkerTask {
   input: TrainingInput;
   port?: MessagePort;
 }
 
+/** One message on the progress port: the engine's progress and the thread's memory peak so far. */
+export interface WorkerProgress {
+  progress: TrainingProgress;
+  peakThreadBytes: number;
+}
+
 export type WorkerReply =
-  | { ok: true; result: TrainingResult }
+  | { ok: true; result: TrainingResult; peakThreadBytes: number }
   | { ok: false; code: TrainingErrorCode; message: string };
+
+/**
+ * What this thread's V8 isolate holds: its committed JS heap plus memory outside it (ArrayBuffers,
+ * typed arrays). In a worker thread these figures are the isolate's own, unlike `rss`, which is the
+ * whole process (the API and the embedded database included). The engine is synchronous, so it can
+ * only be sampled where the engine reports: start, every progress report, end.
+ */
+const threadBytes = (): number => {
+  const m = process.memoryUsage();
+  return m.heapTotal + m.external;
+};
 
 export default function train(task: WorkerTask): WorkerReply {
   const { port } = task;
+  let peak = threadBytes();
+  const onProgress = (progress: TrainingProgress) => {
+    peak = Math.max(peak, threadBytes());
+    port?.postMessage({ progress, peakThreadBytes: peak } satisfies WorkerProgress);
+  };
   try {
-    const result = trainModel(task.input, { onProgress: port ? (p) => port.postMessage(p) : undefined });
-    return { ok: true, result };
+    const result = trainModel(task.input, { onProgress });
+    return { ok: true, result, peakThreadBytes: Math.max(peak, threadBytes()) };
   } catch (error) {
     if (error instanceof TrainingError) return { ok: false, code: error.code, message: error.message };
     throw error;

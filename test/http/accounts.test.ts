@@ -301,6 +301,29 @@ describe('users', () => {
     const missing = await ctx.request({ method: 'PATCH', url: `${CURRENT}/users.php?session=${admin.session}`, ...form({ user_id: 999999, name: 'x' }) });
     expect(missing.envelope).toEqual({ status: 1, data: 'User 999999 not found' });
   });
+
+  it.each([CURRENT, OLDER])("reads an administrator's own e-mail as identification and any other e-mail as a filter (%s)", async (base) => {
+    const admin = await ctx.createUser({ role: 'admin', email: `Boss-${base.length}-${Date.now()}@example.com` });
+    const name = `Listed-${base.length}`;
+    const other = await ctx.createUser({ name });
+    const list = async (query: string) => {
+      const res = await ctx.request({ method: 'GET', url: `${base}/users.php?session=${admin.session}&${query}` });
+      expect(res.envelope.status).toBe(0);
+      return (res.envelope.data as { id: string }[]).map((u) => u.id);
+    };
+    // The legacy admin screen sends its own e-mail (any case): the whole list comes back.
+    const all = await list(`email=${encodeURIComponent(admin.email.toUpperCase())}`);
+    expect(all).toEqual(expect.arrayContaining([String(admin.id), String(other.id)]));
+    // Another e-mail is an exact filter.
+    expect(await list(`email=${encodeURIComponent(other.email)}`)).toEqual([String(other.id)]);
+    // search / role / enabled still narrow the list alongside the own e-mail.
+    expect(await list(`email=${encodeURIComponent(admin.email)}&search=${name}&role=consumer&enabled=1`)).toEqual([String(other.id)]);
+    expect(await list(`email=${encodeURIComponent(admin.email)}&role=admin`)).toContain(String(admin.id));
+    expect(await list(`email=${encodeURIComponent(admin.email)}&role=admin`)).not.toContain(String(other.id));
+    // A consumer sending someone else's e-mail still gets only itself.
+    const res = await ctx.request({ method: 'GET', url: `${base}/users.php?session=${other.session}&email=${encodeURIComponent(admin.email)}` });
+    expect(res.envelope.data.map((u: { id: string }) => u.id)).toEqual([String(other.id)]);
+  });
 });
 
 describe('summaries', () => {

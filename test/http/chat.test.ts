@@ -274,6 +274,45 @@ describe('use cases and sentence order', () => {
     expect((await call('POST', 'usecase', alice, { client_id: clientB, data: '{}' })).data).toBe(`Client ${clientB} not found`);
   });
 
+  it('accepts a use-case record echoed back, ignoring the fields the service sets, and refuses unknown names by name', async () => {
+    const id = await newUsecase(alice, clientA, { Description: 'Echo', TimeOutForAutoMsg: 0 }, ['Counted rule.']);
+    const before = await usecaseOf(alice, id);
+    expect(Number(before.Tokens)).toBeGreaterThan(0);
+    ctx.clock.advance(2000);
+    try {
+      const echoed = { ...before, Description: 'Echo v2', Tokens: '999', Id: '1', Hash: 'forged', LastUpdDateTime: '2000-01-01 00:00:00', Active: '0', clie_Id: String(clientB) };
+      expect(await ok('PATCH', 'usecase', alice, { id, data: JSON.stringify(echoed) })).toBe('success');
+    } finally {
+      ctx.clock.advance(-2000);
+    }
+    const after = await usecaseOf(alice, id);
+    expect(after).toMatchObject({ Id: String(id), Description: 'Echo v2', Tokens: before.Tokens, clie_Id: String(clientA), Active: '1' });
+    expect(after.Hash).not.toBe('forged');
+    expect(after.Hash).not.toBe(before.Hash);
+    expect(after.LastUpdDateTime).not.toBe('2000-01-01 00:00:00');
+
+    // The same record posted as a new use case: a new id, its own counters.
+    const copy = (await ok('POST', 'usecase', alice, { client_id: clientA, data: JSON.stringify(after) })) as number;
+    expect(copy).not.toBe(id);
+    expect(await usecaseOf(alice, copy)).toMatchObject({ Id: String(copy), Description: 'Echo v2', Tokens: '0' });
+
+    const unknown = await call('PATCH', 'usecase', alice, { id, data: JSON.stringify({ ...after, Colour: 'red', Size: 2 }) });
+    expect(unknown).toEqual({ status: 1, data: "Invalid parameter 'data': unknown fields 'Colour', 'Size'" });
+    expect((await usecaseOf(alice, id)).Description).toBe('Echo v2');
+  });
+
+  it('accepts a client record echoed back without touching its id or provider key', async () => {
+    const record = ((await ok('GET', 'client', admin, { where: `Id = ${clientA}` })) as Record<string, string | null>[])[0]!;
+    expect(record.CompanyProviderKey).toMatch(/\.\.\./);
+    expect(await ok('PATCH', 'client', admin, { id: clientA, data: JSON.stringify({ ...record, CompanyCity: 'Sevilla' }) })).toBe('success');
+    const after = ((await ok('GET', 'client', admin, { where: `Id = ${clientA}` })) as Record<string, string | null>[])[0]!;
+    expect(after).toMatchObject({ ...record, CompanyCity: 'Sevilla' });
+    expect(await ctx.services.clients.providerKeyOf(clientA)).toBe(KEY_A);
+    const unknown = await call('PATCH', 'client', admin, { id: clientA, data: JSON.stringify({ ...record, Colour: 'red' }) });
+    expect(unknown).toEqual({ status: 1, data: "Invalid parameter 'data': unknown field 'Colour'" });
+    await ok('PATCH', 'client', admin, { id: clientA, data: JSON.stringify({ CompanyCity: 'Madrid' }) });
+  });
+
   it('orders sentences, moves them Up/Down and keeps the token count from the tokenizer', async () => {
     const id = await newUsecase(alice, clientA, { Description: 'Order' }, ['First rule.', 'Second rule, a little longer.']);
     const expected = (await counter.count('First rule.')) + (await counter.count('Second rule, a little longer.'));
@@ -420,6 +459,39 @@ describe('chat replies', () => {
       ctx.clock.advance(-2000);
     }
     expect((await chatSentences(alice, chatId)).map((s) => s.Text)).toEqual(['Polled nudge']);
+  });
+
+  it('sends the auto message within 1.5 s of its due time, also for a deadline it was not told of', { timeout: 10_000 }, async () => {
+    const usca = await newUsecase(alice, clientA, { Description: 'On time', TimeOutForAutoMsg: 1, AutoMsg: 'On-time nudge' });
+    const scheduler = ctx.services.chat.startAutoMessageScheduler();
+    const dueOf = async (chatId: number) =>
+      (await ctx.database.db.selectFrom('chats').select('auto_msg_due_at').where('id', '=', chatId).executeTakeFirstOrThrow()).auto_msg_due_at;
+    /** Waits (2 s timeout after the due time) for the nudge; answers how late it was, in ms. */
+    const lateness = async (chatId: number, due: Date) => {
+      const deadline = due.getTime() + 2000;
+      while (Date.now() < deadline) {
+        if ((await chatSentences(alice, chatId)).some((s) => s.Text === 'On-time nudge')) return Date.now() - due.getTime();
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      throw new Error(`no auto message within 2 s of its due time ${due.toISOString()}`);
+    };
+    try {
+      // Stored by this process: the scheduler is woken for it.
+      const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+      const due = await dueOf(chatId);
+      expect(due).not.toBeNull();
+      expect(await lateness(chatId, due!)).toBeLessThanOrEqual(1500);
+      // Stored behind its back (as another process would): seen by the next look at the schedule.
+      const other = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+      const later = new Date(Date.now() + 700);
+      await ctx.database.db.updateTable('chats').set({ auto_msg_due_at: later }).where('id', '=', other).execute();
+      expect(await lateness(other, later)).toBeLessThanOrEqual(1500);
+      const sent = await ctx.database.db.selectFrom('chats').select(['auto_msg_sent_at', 'auto_msg_due_at']).where('id', 'in', [chatId, other]).execute();
+      expect(sent.every((row) => row.auto_msg_due_at === null && row.auto_msg_sent_at !== null)).toBe(true);
+      expect((await chatSentences(alice, chatId)).filter((s) => s.Text === 'On-time nudge')).toHaveLength(1);
+    } finally {
+      await scheduler.stop();
+    }
   });
 
   it('does not send the auto message to a finished chat', async () => {
@@ -628,6 +700,88 @@ describe('POST /aichat', () => {
     expect((await call('POST', 'aichat', loner, { prompt: 'hi' })).data).toMatch(/belong to no client/);
     expect(await call('POST', 'aichat', alice, {})).toEqual({ status: 1, data: "Missing required parameter 'prompt'" });
     expect((await call('POST', 'aichat', alice, { prompt: '[{"role":"robot","content":"x"}]' })).data).toMatch(/Invalid parameter 'prompt'/);
+  });
+});
+
+// ---------- one ledger: tokens beside training runs ----------
+
+describe('the ledger of language-model replies', () => {
+  const ledger = async (user: TestUser, query: Record<string, string | number> = {}) =>
+    (await ok('GET', 'consumptions', user, query)) as Record<string, unknown>[];
+
+  it('writes a chat record and an aichat record with the provider counts, listed beside training records', async () => {
+    const usca = await newUsecase(alice, clientA, { Description: 'Ledger' });
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    stub.state.usage = { prompt_tokens: 40, completion_tokens: 9, total_tokens: 49 };
+    try {
+      await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Bill me', role: 1 });
+      stub.state.usage = { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 };
+      await ok('POST', 'aichat', alice, { prompt: 'Count me too' });
+    } finally {
+      stub.state.usage = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
+    }
+    await ctx.services.consumptions.record({ userId: alice.id, jobId: 1, trainingId: 1, appName: 'forecast', host: 'h', pid: 1, ramMb: 3, cpuSeconds: 1, diskMb: 0 });
+
+    const chatRows = await ledger(alice, { kind: 'chat', filters: `chat_id = ${chatId}` });
+    expect(chatRows).toEqual([
+      expect.objectContaining({
+        kind: 'chat',
+        user_id: alice.id,
+        client_id: clientA,
+        usecase_id: usca,
+        chat_id: chatId,
+        model: 'gpt-4o-mini',
+        prompt_tokens: 40,
+        completion_tokens: 9,
+        ram: 0,
+        cpu: 0,
+        disk: 0,
+        training_id: null,
+        job_id: null,
+        date_invoiced: null,
+      }),
+    ]);
+    const prompts = (await ledger(alice, { kind: 'aichat' })).filter((r) => r.prompt_tokens === 5);
+    expect(prompts).toEqual([expect.objectContaining({ kind: 'aichat', client_id: clientA, usecase_id: null, chat_id: null, completion_tokens: 3 })]);
+    const kinds = new Set((await ledger(alice)).map((r) => r.kind));
+    expect(kinds).toEqual(new Set(['training', 'chat', 'aichat']));
+    expect((await ledger(bob)).every((r) => r.user_id === bob.id)).toBe(true);
+  });
+
+  it('writes no record when the provider fails, and one per streamed prompt', async () => {
+    const count = async () => (await ledger(alice, { kind: 'aichat' })).length;
+    const before = await count();
+    stub.state.mode = '401';
+    expect((await call('POST', 'aichat', alice, { prompt: 'fails' })).status).toBe(1);
+    expect(await count()).toBe(before);
+    stub.state.mode = 'ok';
+    await ctx.app.inject({
+      method: 'POST',
+      url: `${CURRENT}/aichat.php`,
+      payload: new URLSearchParams({ session: alice.session, tz: TZ, prompt: 'Stream and bill' }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/event-stream' },
+    });
+    expect(await count()).toBe(before + 1);
+  });
+
+  it('invoices token records with the training records, and an invoiced record never changes again', async () => {
+    const usca = await newUsecase(alice, clientA, { Description: 'Invoice' });
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Invoice me', role: 1 });
+    const [row] = await ledger(alice, { filters: `chat_id = ${chatId}` });
+    const marked = (await ok('PATCH', 'consumptions', admin, { ids: String(row!.id) })) as number;
+    expect(marked).toBe(1);
+    const [invoiced] = await ledger(alice, { filters: `chat_id = ${chatId}` });
+    expect(invoiced!.date_invoiced).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+    // Invoicing again changes nothing.
+    expect(await ok('PATCH', 'consumptions', admin, { ids: String(row!.id) })).toBe(0);
+    const db = ctx.database.db;
+    await expect(db.updateTable('consumptions').set({ prompt_tokens: 1 }).where('id', '=', row!.id as number).execute()).rejects.toThrow(/invoiced and cannot change/);
+    await expect(db.deleteFrom('consumptions').where('id', '=', row!.id as number).execute()).rejects.toThrow(/invoiced and cannot change/);
+    expect((await ledger(alice, { filters: `chat_id = ${chatId}` }))[0]).toEqual(invoiced);
+    // The until form covers chat and aichat records too.
+    await ok('PATCH', 'consumptions', admin, { until: '2999-12-31' });
+    expect(await ledger(alice, { invoiced: 0 })).toEqual([]);
   });
 });
 

@@ -161,6 +161,13 @@ describe('consumptions', () => {
       cpu: 12.5,
       disk: 0.75,
       date_invoiced: null,
+      kind: 'training',
+      client_id: null,
+      usecase_id: null,
+      chat_id: null,
+      model: null,
+      prompt_tokens: null,
+      completion_tokens: null,
     });
     const all = await getConsumptions(admin);
     const users = new Set(all.envelope.data.map((c: { user_id: number }) => c.user_id));

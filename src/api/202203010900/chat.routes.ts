@@ -8,6 +8,7 @@ import type { ChatSentenceRow, SentenceRow, UsecaseSentenceRow } from '../../dom
 import type { UsecaseFields, UsecaseRow } from '../../domain/chat/usecases.repository.js';
 import { Errors, isAppError } from '../../domain/errors.js';
 import { p } from '../../http/params.js';
+import { recordData } from '../../http/record-data.js';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
 import { formatNullableTimestamp, formatTimestamp, wireDateToInstant } from '../shared/time.js';
@@ -94,33 +95,15 @@ const usecaseSentenceRecord = (row: UsecaseSentenceRow, tz: string) => ({ ...sen
 
 // ---------- `data` JSON parameters ----------
 
-function jsonObject(text: string, parameter: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw Errors.invalidParameter(parameter, 'is not valid JSON');
-  }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw Errors.invalidParameter(parameter, 'must be a JSON object of fields');
-  return value as Record<string, unknown>;
-}
-
-function parseData<S extends z.ZodType>(schema: S, text: string, parameter = 'data'): z.infer<S> {
-  const result = schema.safeParse(jsonObject(text, parameter));
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  if (issue.code === 'unrecognized_keys') throw Errors.invalidParameter(parameter, `unknown field '${issue.keys[0]}'`);
-  throw Errors.invalidParameter(parameter, `field '${issue.path.map(String).join('.')}' ${issue.message}`);
-}
-
 const dataText = (max = 10_000) =>
   z.preprocess((v) => (v === null ? '' : typeof v === 'number' ? String(v) : v), z.string({ error: 'must be a string' }).max(max, { error: `must be at most ${max} characters` }));
 const dataNumber = (min: number, max: number, error: string) =>
   z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v), z.number({ error }).finite({ error }).min(min, { error }).max(max, { error }));
 const dataDate = () => z.string().regex(/^\d{4}-\d{2}-\d{2}( \d{2}:\d{2}(:\d{2})?)?$/, { error: "must be a date as 'YYYY-MM-DD HH:MM:SS'" });
 
-const usecaseDataSchema = z
-  .object({
+/** A use case echoed back: what the service sets itself is ignored (see usecaseRecord). */
+const usecaseData = recordData(
+  {
     Description: dataText().optional(),
     Welcome: dataText().optional(),
     StartDateTime: dataDate().optional(),
@@ -131,11 +114,12 @@ const usecaseDataSchema = z
     AutoMsg: dataText().optional(),
     ManualMessage: dataText().optional(),
     Temperature: dataNumber(0, 2, 'must be a number from 0 to 2').optional(),
-  })
-  .strict();
+  },
+  ['Id', 'clie_Id', 'User_Id', 'Tokens', 'LastUpdDateTime', 'Hash', 'Active'],
+);
 
 function usecaseFields(text: string, tz: string): UsecaseFields {
-  const d = parseData(usecaseDataSchema, text);
+  const d = usecaseData(text);
   const fields: UsecaseFields = {
     description: d.Description,
     welcome: d.Welcome,
@@ -151,9 +135,12 @@ function usecaseFields(text: string, tz: string): UsecaseFields {
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
 }
 
-const clientText = () => dataText(500).optional();
-const clientDataSchema = z
-  .object({
+/** Client fields may be null (spec section 2): an echoed null stays null. */
+const clientText = () =>
+  z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string({ error: 'must be a string or null' }).max(500, { error: 'must be at most 500 characters' }).nullable()).optional();
+/** A client echoed back: its id and the masked provider key (set only through provider_key) are ignored. */
+const clientData = recordData(
+  {
     FiscalId: clientText(),
     CompanyName: clientText(),
     CompanyLegalName: clientText(),
@@ -162,12 +149,13 @@ const clientDataSchema = z
     CompanyAddress3: clientText(),
     CompanyCity: clientText(),
     CompanyZipCode: clientText(),
-  })
-  .strict();
+  },
+  ['Id', 'CompanyProviderKey'],
+);
 
 function clientDetails(text: string | undefined): ClientDetails | undefined {
   if (text === undefined) return undefined;
-  const d = parseData(clientDataSchema, text);
+  const d = clientData(text);
   const details: ClientDetails = {
     fiscal_id: d.FiscalId,
     company_name: d.CompanyName,

@@ -43,6 +43,8 @@ const listConsumptionsParams = z.object({
   date_from: p.date().optional(),
   date_to: p.date().optional(),
   app: p.string(100).optional(),
+  /** Addition: only records of one kind (training, chat, aichat). */
+  kind: z.enum(['training', 'chat', 'aichat'], { error: "must be 'training', 'chat' or 'aichat'" }).optional(),
   /** Addition: the filter language over the Consumption's fields. */
   filters: p.string(2000).optional(),
 });
@@ -64,7 +66,10 @@ const logRecord = (row: LogRow, tz: string) => ({
   text: row.request_id ? `${row.text} [request ${row.request_id}]` : row.text,
 });
 
-/** Consumption record; `id` and `job_id` are additions (an operator marks records invoiced by id). */
+/**
+ * Consumption record; `id` and `job_id` are additions (an operator marks records invoiced by id), and so
+ * are `kind` and the language-model fields (null on training records; ram/cpu/disk 0 on token records).
+ */
 const consumptionRecord = (row: ConsumptionRow, tz: string) => ({
   id: row.id,
   user_id: row.user_id,
@@ -79,6 +84,13 @@ const consumptionRecord = (row: ConsumptionRow, tz: string) => ({
   cpu: row.cpu,
   disk: row.disk,
   date_invoiced: formatNullableTimestamp(row.date_invoiced, tz),
+  kind: row.kind,
+  client_id: row.client_id,
+  usecase_id: row.usecase_id,
+  chat_id: row.chat_id,
+  model: row.model,
+  prompt_tokens: row.prompt_tokens,
+  completion_tokens: row.completion_tokens,
 });
 
 /** Section 4.6 `/logs` and `/consumptions` (current version only), plus the invoicing addition. */
@@ -137,6 +149,7 @@ export function logsRoutes(app: FastifyInstance, services: Services) {
         from: params.date_from === undefined ? undefined : wireDateToInstant(params.date_from, params.tz, 'date_from'),
         before: params.date_to === undefined ? undefined : wireDateToInstant(params.date_to, params.tz, 'date_to', 'to'),
         app: params.app,
+        kind: params.kind,
         filters: params.filters,
       });
       return rows.map((row) => consumptionRecord(row, params.tz));

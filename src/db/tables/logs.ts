@@ -13,7 +13,10 @@ export interface LogsTable {
   created_at: Generated<Date>;
 }
 
-/** Resource use of one run: ram and disk in MB, cpu in seconds. */
+/** What one consumption record bills: a training run, a chat reply or a POST /aichat prompt. */
+export type ConsumptionKind = 'training' | 'chat' | 'aichat';
+
+/** Resource use of one run (ram and disk in MB, cpu in seconds) or one model reply (tokens). */
 export interface ConsumptionsTable {
   id: Generated<number>;
   user_id: number;
@@ -27,6 +30,13 @@ export interface ConsumptionsTable {
   disk: Generated<number>;
   date: Generated<Date>;
   date_invoiced: Date | null;
+  kind: Generated<ConsumptionKind>;
+  client_id: number | null;
+  usecase_id: number | null;
+  chat_id: number | null;
+  model: string | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
 }
 
 export interface LogsTables {

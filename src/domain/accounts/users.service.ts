@@ -46,10 +46,15 @@ export function createUsersService(deps: {
       return id;
     },
 
-    /** Administrators list and search everyone; anyone else gets only itself. */
+    /**
+     * Administrators list and search everyone; anyone else gets only itself. An administrator's own
+     * e-mail is its identification (legacy admin screens always send it), not a filter; any other
+     * e-mail filters exactly.
+     */
     async list(caller: Caller, filter: Omit<UserListFilter, 'onlyUserId'>): Promise<UserRow[]> {
       if (!isAdmin(caller)) return users.list({ onlyUserId: caller.userId });
-      return users.list(filter);
+      const ownEmail = filter.email !== undefined && filter.email.trim().toLowerCase() === caller.email.trim().toLowerCase();
+      return users.list(ownEmail ? { ...filter, email: undefined } : filter);
     },
 
     async patch(caller: Caller, userId: number | undefined, changes: UserChanges): Promise<void> {

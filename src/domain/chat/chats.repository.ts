@@ -142,9 +142,16 @@ export function createChatsRepository(db: Kysely<Database>) {
     /**
      * Writes sentences and the chat's changes in one transaction, after re-checking under a row lock
      * that the chat is still open (a finish may have landed while the provider was answering).
-     * Answers the new sentence ids in order.
+     * Answers the new sentence ids in order. `alsoWrite` runs in the same transaction (the reply's ledger row).
      */
-    async record(chatId: number, clientId: number, said: SaidSentence[], changes: ChatChanges, now: Date): Promise<number[]> {
+    async record(
+      chatId: number,
+      clientId: number,
+      said: SaidSentence[],
+      changes: ChatChanges,
+      now: Date,
+      alsoWrite?: (trx: Kysely<Database>) => Promise<unknown>,
+    ): Promise<number[]> {
       return db.transaction().execute(async (trx) => {
         const locked = await trx.selectFrom('chats').select(['finish_at', 'usecase_id']).where('id', '=', chatId).forUpdate().executeTakeFirst();
         if (!locked) throw Errors.notFound('Chat', chatId);
@@ -163,6 +170,7 @@ export function createChatsRepository(db: Kysely<Database>) {
           ids.push(sentence.id);
         }
         await applyChanges(trx, chatId, locked.usecase_id, changes, now);
+        if (alsoWrite) await alsoWrite(trx);
         return ids;
       });
     },
@@ -183,6 +191,17 @@ export function createChatsRepository(db: Kysely<Database>) {
         .where('sentence_id', '=', sentenceId)
         .executeTakeFirst();
       return result.numUpdatedRows > 0n;
+    },
+
+    /** The earliest silence deadline that sendDueAutoMessages would act on (same conditions), if any. */
+    async nextAutoMessageDue(now: Date): Promise<Date | null> {
+      const row = await sql<{ due: Date | null }>`
+        select min(ch.auto_msg_due_at) as due from chats as ch
+        join usecases as uc on uc.id = ch.usecase_id
+        where ch.auto_msg_due_at is not null and ch.finish_at is null and ch.control_type = 'auto'
+          and uc.is_active and (uc.finish_at is null or uc.finish_at > ${now}) and uc.auto_msg <> ''`.execute(db);
+      const due = row.rows[0]?.due ?? null;
+      return due === null ? null : new Date(due);
     },
 
     /**

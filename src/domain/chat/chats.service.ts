@@ -3,6 +3,7 @@ import type { LlmMessage, LlmProvider, LlmRole } from '../../llm/provider.js';
 import type { TokenCounter } from '../../llm/tokens.js';
 import { isAdmin, type Caller } from '../caller.js';
 import { Errors, isAppError } from '../errors.js';
+import type { ConsumptionsService } from '../consumptions/consumptions.service.js';
 import type { Clock, EventLog } from '../ports.js';
 import { filterExpression, parseFields } from '../shared/filter/index.js';
 import { CHAT_COLUMNS, type ChatChanges, type ChatRow, type ChatsRepository, type SaidSentence } from './chats.repository.js';
@@ -58,13 +59,14 @@ export function createChatsService(deps: {
   usecases: UsecasesRepository;
   clients: ClientsRepository;
   clientsService: ClientsService;
+  consumptions: ConsumptionsService;
   llm: LlmProvider;
   tokens: TokenCounter;
   model: string;
   clock: Clock;
   events: EventLog;
 }) {
-  const { chats, sentences, usecases, clients, clientsService, llm, tokens, model, clock, events } = deps;
+  const { chats, sentences, usecases, clients, clientsService, consumptions, llm, tokens, model, clock, events } = deps;
 
   async function visibleChat(caller: Caller, id: number): Promise<ChatRow> {
     const chat = await chats.findById(id);
@@ -81,6 +83,12 @@ export function createChatsService(deps: {
       throw Errors.invalidParameter(parameter, `user ${userId} does not exist or is not a member of client ${clientId}`);
     }
   }
+
+  /** Schedulers of this process, told of each new silence deadline once it is stored. */
+  const dueListeners = new Set<(due: Date) => void>();
+  const announceDue = (due: Date | null) => {
+    if (due) for (const listener of dueListeners) listener(due);
+  };
 
   const silenceDeadline = (usecase: UsecaseRow, from: Date): Date | null =>
     usecase.timeout_for_auto_msg > 0 && usecase.auto_msg.trim() !== '' ? new Date(from.getTime() + usecase.timeout_for_auto_msg * 1000) : null;
@@ -132,7 +140,10 @@ export function createChatsService(deps: {
       if (closed) throw Errors.wrongState(`${closed}: it takes no new chats`);
       await checkUser(caller, input.userId, usecase.client_id, 'user_id');
       const welcome = usecase.welcome.trim() === '' ? undefined : { client_id: usecase.client_id, text: usecase.welcome, tokens: await tokens.count(usecase.welcome) };
-      return chats.insert({ usecase_id: usecase.id, user_id: input.userId, hash: input.hash ?? null, auto_msg_due_at: silenceDeadline(usecase, now) }, welcome, now);
+      const due = silenceDeadline(usecase, now);
+      const id = await chats.insert({ usecase_id: usecase.id, user_id: input.userId, hash: input.hash ?? null, auto_msg_due_at: due }, welcome, now);
+      announceDue(due);
+      return id;
     },
 
     async patch(caller: Caller, id: number, patch: ChatPatch): Promise<void> {
@@ -211,13 +222,30 @@ export function createChatsService(deps: {
       if (reply.text.trim() === '') throw Errors.providerError('the reply was empty; try again');
       const answered = clock.now();
       const assistant: SaidSentence = { text: reply.text, tokens: await tokens.count(reply.text), role: 2, rate: null, user_id: null, usage: reply.usage.total };
+      const due = silenceDeadline(usecase, answered);
       const [id] = await chats.record(
         chat.id,
         chat.client_id,
         [posted, assistant],
-        { ...base, add_tokens: reply.usage.total, auto_msg_due_at: silenceDeadline(usecase, answered) },
+        { ...base, add_tokens: reply.usage.total, auto_msg_due_at: due },
         answered,
+        (trx) =>
+          consumptions.recordReply(
+            {
+              kind: 'chat',
+              userId: authorId,
+              clientId: chat.client_id,
+              usecaseId: usecase.id,
+              chatId: chat.id,
+              model,
+              promptTokens: reply.usage.prompt,
+              completionTokens: reply.usage.completion,
+              date: answered,
+            },
+            trx,
+          ),
       );
+      announceDue(due);
       return id!;
     },
 
@@ -244,23 +272,62 @@ export function createChatsService(deps: {
     },
 
     /**
-     * Polls for due silence messages every `intervalMs`. The schedule lives in the database, so a
-     * restart loses nothing and several processes may poll at once.
+     * Sends each silence message at its due time: after every pass it sleeps until the next deadline
+     * stored in the database, and a deadline stored by this process wakes it at once. A deadline
+     * stored by another process is seen within `intervalMs` (the longest sleep, default 1 s). The
+     * schedule lives in the database and each send is claimed with SKIP LOCKED, so a restart loses
+     * nothing and several processes never send a message twice.
      */
     startAutoMessageScheduler(options: { intervalMs?: number; onError?: (error: unknown) => void } = {}): { stop(): Promise<void> } {
+      const longest = options.intervalMs ?? 1000;
+      let stopped = false;
+      let timer: NodeJS.Timeout | undefined;
+      let armedFor = Infinity;
       let running: Promise<unknown> | undefined;
-      const tick = () => {
-        if (running) return;
-        running = service
-          .sendDueAutoMessages()
-          .catch((error: unknown) => options.onError?.(error))
-          .finally(() => (running = undefined));
+      let again = false;
+
+      const arm = (at: number) => {
+        if (stopped) return;
+        const target = Math.min(at, clock.now().getTime() + longest);
+        if (timer && armedFor <= target) return;
+        clearTimeout(timer);
+        armedFor = target;
+        timer = setTimeout(tick, Math.max(0, target - clock.now().getTime()));
+        timer.unref();
       };
-      const timer = setInterval(tick, options.intervalMs ?? 5000);
-      timer.unref();
+      const pass = async () => {
+        const now = clock.now();
+        await service.sendDueAutoMessages(now);
+        const due = await chats.nextAutoMessageDue(now);
+        // Still due after this pass: another process holds it (SKIP LOCKED); look again shortly.
+        return due === null ? Infinity : Math.max(due.getTime(), now.getTime() + 200);
+      };
+      function tick() {
+        timer = undefined;
+        armedFor = Infinity;
+        if (running) {
+          again = true;
+          return;
+        }
+        let next = Infinity;
+        running = pass()
+          .then((due) => (next = due))
+          .catch((error: unknown) => options.onError?.(error))
+          .finally(() => {
+            running = undefined;
+            // A deadline announced during the pass may already be due; a failed pass retries later.
+            arm(again ? 0 : next);
+            again = false;
+          });
+      }
+      const listener = (due: Date) => arm(due.getTime());
+      dueListeners.add(listener);
+      arm(0);
       return {
         async stop() {
-          clearInterval(timer);
+          stopped = true;
+          dueListeners.delete(listener);
+          clearTimeout(timer);
           await running;
         },
       };

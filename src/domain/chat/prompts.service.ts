@@ -1,6 +1,7 @@
 import type { LlmCompletion, LlmMessage, LlmProvider, LlmRole } from '../../llm/provider.js';
 import type { TokenCounter } from '../../llm/tokens.js';
 import type { Caller } from '../caller.js';
+import type { ConsumptionsService } from '../consumptions/consumptions.service.js';
 import { Errors } from '../errors.js';
 import type { ClientsService } from './clients.service.js';
 import { requireOwnClient } from '../shared/access.js';
@@ -40,8 +41,8 @@ export function parsePrompt(text: string): Prompt {
 const messagesOf = (prompt: Prompt): LlmMessage[] => (prompt.kind === 'words' ? [{ role: 'user', content: prompt.text }] : prompt.messages);
 
 /** POST /aichat: one prompt to the caller's client's provider, outside any chat. */
-export function createPromptsService(deps: { clientsService: ClientsService; llm: LlmProvider; tokens: TokenCounter; model: string }) {
-  const { clientsService, llm, tokens, model } = deps;
+export function createPromptsService(deps: { clientsService: ClientsService; consumptions: ConsumptionsService; llm: LlmProvider; tokens: TokenCounter; model: string }) {
+  const { clientsService, consumptions, llm, tokens, model } = deps;
 
   const request = async (caller: Caller, prompt: Prompt, maxTokens: number, signal?: AbortSignal) => ({
     apiKey: await clientsService.providerKeyOf(requireOwnClient(caller)),
@@ -51,6 +52,19 @@ export function createPromptsService(deps: { clientsService: ClientsService; llm
     signal,
   });
 
+  /** Every answered prompt is a ledger row with the provider's counts. */
+  const charged = async (caller: Caller, completion: LlmCompletion): Promise<LlmCompletion> => {
+    await consumptions.recordReply({
+      kind: 'aichat',
+      userId: caller.userId,
+      clientId: caller.clientId,
+      model,
+      promptTokens: completion.usage.prompt,
+      completionTokens: completion.usage.completion,
+    });
+    return completion;
+  };
+
   return {
     /** Tokens the prompt occupies: its text, or the messages with their chat framing. */
     async countTokens(prompt: Prompt): Promise<number> {
@@ -59,11 +73,11 @@ export function createPromptsService(deps: { clientsService: ClientsService; llm
 
     /** Resolves everything that can fail before the provider is called (client, key), then answers. */
     async complete(caller: Caller, prompt: Prompt, maxTokens: number, signal?: AbortSignal): Promise<LlmCompletion> {
-      return llm.complete(await request(caller, prompt, maxTokens, signal));
+      return charged(caller, await llm.complete(await request(caller, prompt, maxTokens, signal)));
     },
 
     async stream(caller: Caller, prompt: Prompt, maxTokens: number, onDelta: (text: string) => void, signal?: AbortSignal): Promise<LlmCompletion> {
-      return llm.stream(await request(caller, prompt, maxTokens, signal), onDelta);
+      return charged(caller, await llm.stream(await request(caller, prompt, maxTokens, signal), onDelta));
     },
   };
 }

@@ -1,13 +1,55 @@
-import { type Expression, type Insertable, type Kysely, type Selectable, sql, type SqlBool } from 'kysely';
+import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { ConsumptionsTable } from '../../db/tables/logs.js';
+import type { ConsumptionKind } from '../../db/tables/logs.js';
 import { escapeLike } from '../../db/escape-like.js';
 import type { ColumnWhitelist } from '../shared/filter/index.js';
 
-/** A consumption with its owner's name (list joins users). */
-export type ConsumptionRow = Selectable<ConsumptionsTable> & { user_name: string };
+export interface ConsumptionRow {
+  id: number;
+  user_id: number;
+  user_name: string;
+  job_id: number | null;
+  training_id: number | null;
+  app_name: string;
+  host: string;
+  pid: number;
+  ram: number;
+  cpu: number;
+  disk: number;
+  date: Date;
+  date_invoiced: Date | null;
+  kind: ConsumptionKind;
+  client_id: number | null;
+  usecase_id: number | null;
+  chat_id: number | null;
+  model: string | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+}
 
-export type NewConsumption = Required<Omit<Insertable<ConsumptionsTable>, 'id' | 'date_invoiced'>>;
+/** The language-model part of a record (chat and aichat kinds). */
+export interface TokenUse {
+  kind: Exclude<ConsumptionKind, 'training'>;
+  client_id: number | null;
+  usecase_id: number | null;
+  chat_id: number | null;
+  model: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+export interface NewConsumption extends Partial<TokenUse> {
+  user_id: number;
+  job_id: number | null;
+  training_id: number | null;
+  app_name: string;
+  host: string;
+  pid: number;
+  ram: number;
+  cpu: number;
+  disk: number;
+  date: Date;
+}
 
 /** Wire names of a Consumption usable in `filters`, mapped to their columns. */
 export const CONSUMPTION_COLUMNS: ColumnWhitelist = {
@@ -23,6 +65,13 @@ export const CONSUMPTION_COLUMNS: ColumnWhitelist = {
   disk: { column: 'c.disk', type: 'number' },
   date: { column: 'c.date', type: 'timestamp' },
   date_invoiced: { column: 'c.date_invoiced', type: 'timestamp' },
+  kind: { column: 'c.kind', type: 'text' },
+  client_id: { column: 'c.client_id', type: 'int' },
+  usecase_id: { column: 'c.usecase_id', type: 'int' },
+  chat_id: { column: 'c.chat_id', type: 'int' },
+  model: { column: 'c.model', type: 'text' },
+  prompt_tokens: { column: 'c.prompt_tokens', type: 'int' },
+  completion_tokens: { column: 'c.completion_tokens', type: 'int' },
 };
 
 export interface ConsumptionListFilter {
@@ -34,13 +83,15 @@ export interface ConsumptionListFilter {
   /** Exclusive end. */
   before?: Date;
   app?: string;
+  kind?: ConsumptionKind;
   condition?: Expression<SqlBool>;
 }
 
 export function createConsumptionsRepository(db: Kysely<Database>) {
   return {
-    async insert(record: NewConsumption): Promise<number> {
-      const row = await db.insertInto('consumptions').values(record).returning('id').executeTakeFirstOrThrow();
+    /** `executor`: a transaction of the caller's, so a reply and its ledger row are written together. */
+    async insert(record: NewConsumption, executor: Kysely<Database> = db): Promise<number> {
+      const row = await executor.insertInto('consumptions').values(record).returning('id').executeTakeFirstOrThrow();
       return row.id;
     },
 
@@ -63,6 +114,13 @@ export function createConsumptionsRepository(db: Kysely<Database>) {
           'c.disk',
           'c.date',
           'c.date_invoiced',
+          'c.kind',
+          'c.client_id',
+          'c.usecase_id',
+          'c.chat_id',
+          'c.model',
+          'c.prompt_tokens',
+          'c.completion_tokens',
         ])
         .orderBy('c.date')
         .orderBy('c.id');
@@ -73,6 +131,7 @@ export function createConsumptionsRepository(db: Kysely<Database>) {
       if (filter.from) query = query.where('c.date', '>=', filter.from);
       if (filter.before) query = query.where('c.date', '<', filter.before);
       if (filter.app) query = query.where('c.app_name', '=', filter.app);
+      if (filter.kind) query = query.where('c.kind', '=', filter.kind);
       if (filter.search) {
         const pattern = `%${escapeLike(filter.search)}%`;
         query = query.where((eb) =>

@@ -1,3 +1,7 @@
+import { hostname } from 'node:os';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { ConsumptionKind } from '../../db/tables/logs.js';
 import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
 import type { Clock } from '../ports.js';
@@ -34,8 +38,23 @@ export interface RunConsumption {
   date?: Date;
 }
 
-export function createConsumptionsService(deps: { consumptions: ConsumptionsRepository; clock: Clock }) {
+/** One language-model reply, as the provider counted it (tool turns included). */
+export interface ReplyConsumption {
+  kind: Exclude<ConsumptionKind, 'training'>;
+  userId: number;
+  clientId: number | null;
+  usecaseId?: number | null;
+  chatId?: number | null;
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  date?: Date;
+}
+
+export function createConsumptionsService(deps: { consumptions: ConsumptionsRepository; clock: Clock; host?: string; pid?: number }) {
   const { consumptions, clock } = deps;
+  const host = deps.host ?? hostname();
+  const pid = deps.pid ?? process.pid;
   const amount = (name: string, value: number) => {
     if (!Number.isFinite(value) || value < 0) throw Errors.invalidParameter(name, 'must be a non-negative number');
     return value;
@@ -66,6 +85,35 @@ export function createConsumptionsService(deps: { consumptions: ConsumptionsRepo
         disk: amount('disk', run.diskMb),
         date: run.date ?? clock.now(),
       });
+    },
+
+    /**
+     * Called for every language-model reply (chat sentence, POST /aichat); `executor` lets the chat write
+     * it in the transaction that stores the reply. Answers the record id.
+     */
+    async recordReply(reply: ReplyConsumption, executor?: Kysely<Database>): Promise<number> {
+      return consumptions.insert(
+        {
+          user_id: reply.userId,
+          job_id: null,
+          training_id: null,
+          app_name: '',
+          host,
+          pid,
+          ram: 0,
+          cpu: 0,
+          disk: 0,
+          date: reply.date ?? clock.now(),
+          kind: reply.kind,
+          client_id: reply.clientId,
+          usecase_id: reply.usecaseId ?? null,
+          chat_id: reply.chatId ?? null,
+          model: reply.model,
+          prompt_tokens: amount('prompt_tokens', reply.promptTokens),
+          completion_tokens: amount('completion_tokens', reply.completionTokens),
+        },
+        executor,
+      );
     },
 
     /** Marks every not yet invoiced record dated before `until` (exclusive) as invoiced now. */

@@ -173,15 +173,15 @@ function revive(state: LinearState): FittedModel<LinearState> {
   };
 }
 
-function fitLinear(rows: FitRows, ctx: FitContext, withLags: boolean): FittedModel<LinearState> {
+function fitLinear(rows: FitRows, ctx: FitContext, withLags: boolean, override: { trend?: boolean; lags?: number[] } = {}): FittedModel<LinearState> {
   const y = rows.target as number[];
   const { info } = ctx;
   const n = y.length;
   const timeOrdered = info.timeOrdered;
-  const lags = withLags ? chooseLags(info, n) : [];
+  const lags = override.lags ?? (withLags ? chooseLags(info, n) : []);
   const t0 = rows.time[0] as number;
   const shape = {
-    trend: timeOrdered && n >= 3,
+    trend: override.trend ?? (timeOrdered && n >= 3),
     season: timeOrdered && info.season > 1 && n >= 2 * info.season ? info.season : 0,
     lags,
     t0,
@@ -235,4 +235,64 @@ export const linearArFamily: ModelFamily<LinearState> = {
     return fitLinear(rows, ctx, true);
   },
   revive,
+};
+
+/**
+ * `linear_diff`: the same ridge fit on the first differences of the output (an ARIMA(p,1,0)-like model with
+ * drift and season dummies): lags 1-3 and the season of the differences. It follows a local trend (recent
+ * growth) where `linear`'s one global trend cannot, and is integrated back step by step when forecasting.
+ * Univariate: exogenous features are not used (their levels do not explain changes).
+ */
+interface DiffState {
+  inner: LinearState;
+  lastTime: number;
+  lastValue: number;
+}
+
+const diffLags = (info: SeriesInfo) => (info.season > 1 ? [1, 2, 3, info.season] : [1, 2, 3]);
+
+function reviveDiff(state: DiffState): FittedModel<DiffState> {
+  const inner = revive(state.inner);
+  return {
+    state,
+    predict(rows: PredictRows) {
+      const order = rows.time.map((_, i) => i).sort((a, b) => (rows.time[a] as number) - (rows.time[b] as number));
+      const out = new Array<number>(rows.time.length).fill(state.lastValue);
+      // The inner model forecasts the differences at every step up to the furthest row, then they are summed.
+      const furthest = Math.max(state.lastTime, ...rows.time);
+      const steps = Array.from({ length: Math.max(0, furthest - state.lastTime) }, (_, k) => state.lastTime + 1 + k);
+      const diffs = inner.predict({ time: steps, features: steps.map(() => []) }) as number[];
+      const level = new Map<number, number>();
+      let value = state.lastValue;
+      steps.forEach((t, k) => level.set(t, (value += diffs[k] as number)));
+      for (const i of order) {
+        const t = rows.time[i] as number;
+        out[i] = t > state.lastTime ? (level.get(t) as number) : state.lastValue;
+      }
+      return out;
+    },
+    describe: () => `AR on first differences (lags ${state.inner.lags.join(',')}) with drift${state.inner.season > 1 ? ' and season dummies' : ''}, ridge`,
+  };
+}
+
+export const linearDiffFamily: ModelFamily<DiffState> = {
+  name: 'linear_diff',
+  kind: 'numeric',
+  applies: (info, n) => info.timeOrdered && n >= Math.max(...diffLags(info)) + 14,
+  cost: (_info, n) => 1 + n / 20_000,
+  fit(rows, ctx) {
+    if (!isRegular(rows.time)) throw new Error('the series is not regular enough for differences');
+    const y = rows.target as number[];
+    const time: number[] = [];
+    const diffs: number[] = [];
+    for (let i = 1; i < y.length; i++) {
+      if ((rows.time[i] as number) - (rows.time[i - 1] as number) !== 1) continue;
+      time.push(rows.time[i] as number);
+      diffs.push((y[i] as number) - (y[i - 1] as number));
+    }
+    const lags = diffLags(ctx.info);
+    const inner = fitLinear({ time, features: time.map(() => []), target: diffs }, ctx, true, { trend: false, lags });
+    return reviveDiff({ inner: inner.state, lastTime: rows.time.at(-1) as number, lastValue: y.at(-1) as number });
+  },
+  revive: reviveDiff,
 };

@@ -1,0 +1,100 @@
+/**
+ * Random forests on the exogenous features (mljs ml-random-forest, seeded): the nonlinear candidate for
+ * tabular data (no time axis).
+ *
+ * Bounded cost: at most MAX_ROWS fit rows (an evenly spaced subset), TREES trees of depth at most MAX_DEPTH; the stored state is the library's toJSON().
+ */
+import { RandomForestClassifier, RandomForestRegression } from 'ml-random-forest';
+import type { FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
+
+const TREES = 30;
+const MAX_DEPTH = 12;
+const MAX_ROWS = 1000;
+const MIN_ROWS = 20;
+
+interface ForestState {
+  forest: unknown;
+  /** Class labels by index (classifier only). */
+  classes?: string[];
+  features: number;
+}
+
+function sample(rows: FitRows): FitRows {
+  const n = rows.time.length;
+  if (n <= MAX_ROWS) return rows;
+  const keep = Array.from({ length: MAX_ROWS }, (_, i) => Math.floor((i * n) / MAX_ROWS));
+  return {
+    time: keep.map((i) => rows.time[i] as number),
+    features: keep.map((i) => rows.features[i] as number[]),
+    target: keep.map((i) => (rows.target as (number | string)[])[i]) as number[] | string[],
+  };
+}
+
+const options = (seed: number, features: number) => ({
+  seed: seed | 0,
+  nEstimators: TREES,
+  maxFeatures: Math.max(1, Math.round(features / 3)) / Math.max(1, features) >= 1 ? features : Math.max(1, Math.round(features / 3)),
+  replacement: false,
+  useSampleBagging: true,
+  noOOB: true,
+  treeOptions: { maxDepth: MAX_DEPTH, minNumSamples: 3 },
+});
+
+function reviveRegression(state: ForestState): FittedModel<ForestState> {
+  const forest = RandomForestRegression.load(state.forest as Parameters<typeof RandomForestRegression.load>[0]);
+  return {
+    state,
+    predict: (rows: PredictRows) => (rows.features.length === 0 ? [] : forest.predict(rows.features)),
+    describe: () => `random forest of ${TREES} trees on ${state.features} features`,
+  };
+}
+
+function reviveClassifier(state: ForestState): FittedModel<ForestState> {
+  const forest = RandomForestClassifier.load(state.forest as Parameters<typeof RandomForestClassifier.load>[0]);
+  const classes = state.classes ?? [];
+  return {
+    state,
+    predict: (rows: PredictRows) => (rows.features.length === 0 ? [] : forest.predict(rows.features).map((k) => classes[k] ?? (classes[0] as string))),
+    describe: () => `random forest classifier of ${TREES} trees on ${state.features} features`,
+  };
+}
+
+/** Tabular data only: on series the time-aware families do better, and ml-cart's split search is quadratic in rows. */
+const applies = (info: SeriesInfo, rows: number) => !info.timeOrdered && rows >= MIN_ROWS;
+const cost = (rows: number) => 2 + (Math.min(rows, MAX_ROWS) / 100) ** 2 / 4;
+
+export const forestFamily: ModelFamily<ForestState> = {
+  name: 'forest',
+  kind: 'numeric',
+  applies,
+  cost: (_info, n) => cost(n),
+  fit(rows, ctx) {
+    const features = rows.features[0]?.length ?? 0;
+    if (features === 0) throw new Error('no features to split on');
+    const data = sample(rows);
+    const forest = new RandomForestRegression(options(ctx.seed, features));
+    forest.train(data.features, data.target as number[]);
+    ctx.progress(1);
+    return reviveRegression({ forest: JSON.parse(JSON.stringify(forest.toJSON())) as unknown, features });
+  },
+  revive: reviveRegression,
+};
+
+export const forestClassifierFamily: ModelFamily<ForestState> = {
+  name: 'forest',
+  kind: 'categorical',
+  applies,
+  cost: (_info, n) => cost(n),
+  fit(rows, ctx) {
+    const features = rows.features[0]?.length ?? 0;
+    if (features === 0) throw new Error('no features to split on');
+    const data = sample(rows);
+    const classes = [...new Set(data.target as string[])].sort();
+    const index = new Map(classes.map((c, i) => [c, i]));
+    const forest = new RandomForestClassifier(options(ctx.seed, features));
+    forest.train(data.features, (data.target as string[]).map((c) => index.get(c) as number));
+    ctx.progress(1);
+    return reviveClassifier({ forest: JSON.parse(JSON.stringify(forest.toJSON())) as unknown, classes, features });
+  },
+  revive: reviveClassifier,
+};

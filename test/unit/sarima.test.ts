@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import type { FitContext, FitRows, SeriesInfo } from '../../src/training/models/model.js';
+import { chooseDifferencing, kpss, sarimaFamily, seasonalStrength, toGrid, type SarimaState } from '../../src/training/models/sarima.js';
+import { mulberry32 } from '../../src/training/prng.js';
+
+const PATTERN = [5, 3, 0, -2, -4, -6, -3, 0, 2, 4, 6, 8];
+
+function info(season = 12, timeOrdered = true): SeriesInfo {
+  return { timeOrdered, frequency: 'monthly', season, yearLength: 0, horizon: season };
+}
+
+function context(season = 12, shares: number[] = []): FitContext {
+  return {
+    info: info(season),
+    seed: 42,
+    params: { layersRequested: 0, learningRate: 0.01, epochs: 100, deviationTarget: 5 },
+    featureNames: [],
+    progress: (share) => shares.push(share),
+  };
+}
+
+/** y(t) for t in 0..n-1 (plus a small deterministic noise), as fit rows with no features. */
+function series(n: number, f: (t: number) => number, noise = 0.2, seed = 3): FitRows {
+  const random = mulberry32(seed);
+  const time = Array.from({ length: n }, (_, t) => t);
+  return { time, features: time.map(() => []), target: time.map((t) => f(t) + (random() - 0.5) * noise) };
+}
+
+function future(from: number, steps: number) {
+  const time = Array.from({ length: steps }, (_, k) => from + k);
+  return { time, features: time.map(() => []) };
+}
+
+const maxError = (a: number[], b: number[]) => Math.max(...a.map((v, i) => Math.abs(v - b[i]!)));
+
+describe('sarima family', () => {
+  it('applies to time-ordered data with at least two seasons, never to tabular data', () => {
+    expect(sarimaFamily.name).toBe('sarima');
+    expect(sarimaFamily.kind).toBe('numeric');
+    expect(sarimaFamily.applies(info(12), 200)).toBe(true);
+    expect(sarimaFamily.applies(info(12, false), 200)).toBe(false);
+    expect(sarimaFamily.applies(info(12), 31)).toBe(false);
+    expect(sarimaFamily.applies(info(1), 15)).toBe(false);
+    expect(sarimaFamily.applies(info(1), 16)).toBe(true);
+    expect(sarimaFamily.cost(info(12), 100_000)).toBe(sarimaFamily.cost(info(12), 600));
+    expect(sarimaFamily.cost(info(12), 600)).toBeGreaterThan(2);
+  });
+
+  it('forecasts a repeated seasonal pattern', () => {
+    const rows = series(96, (t) => 50 + PATTERN[t % 12]!);
+    const shares: number[] = [];
+    const fitted = sarimaFamily.fit(rows, context(12, shares));
+    const forecast = fitted.predict(future(96, 24)) as number[];
+    const truth = future(96, 24).time.map((t) => 50 + PATTERN[t % 12]!);
+    expect(maxError(forecast, truth)).toBeLessThan(0.5);
+    expect(fitted.describe()).toMatch(/^SARIMA\(\d,\d,\d\)\(\d,1,\d\)12/);
+    expect(shares.length).toBeGreaterThan(2);
+    expect(shares.every((s, i) => s >= 0 && s <= 1 && (i === 0 || s >= shares[i - 1]!))).toBe(true);
+  });
+
+  it('extrapolates a linear trend plus a season', () => {
+    const f = (t: number) => 100 + 0.8 * t + 2 * PATTERN[t % 12]!;
+    const fitted = sarimaFamily.fit(series(120, f, 1), context());
+    const forecast = fitted.predict(future(120, 12)) as number[];
+    const truth = future(120, 12).time.map(f);
+    expect(maxError(forecast, truth)).toBeLessThan(1.5);
+  });
+
+  it('extrapolates a non-seasonal trend with drift', () => {
+    const f = (t: number) => 2 * t + 1;
+    const fitted = sarimaFamily.fit(series(40, f, 0.5), context(1));
+    const forecast = fitted.predict(future(40, 5)) as number[];
+    expect(maxError(forecast, future(40, 5).time.map(f))).toBeLessThan(1);
+  });
+
+  it('fills gaps in time by interpolation and forecasts by steps from the last time', () => {
+    const f = (t: number) => 20 + 0.3 * t + PATTERN[t % 12]!;
+    const full = series(108, f, 0.4);
+    const keep = full.time.map((_, i) => i).filter((i) => i % 7 !== 3 && !(i >= 40 && i < 44));
+    const rows: FitRows = {
+      time: keep.map((i) => full.time[i]!),
+      features: keep.map(() => []),
+      target: keep.map((i) => (full.target as number[])[i]!),
+    };
+    const fitted = sarimaFamily.fit(rows, context());
+    // Forecast rows out of order and with a gap of their own: each gets its own step.
+    const times = [115, 108, 110, 119];
+    const forecast = fitted.predict({ time: times, features: times.map(() => []) }) as number[];
+    expect(maxError(forecast, times.map(f))).toBeLessThan(1.5);
+    // In-sample rows: the stored (observed or interpolated) value.
+    const observed = (full.target as number[])[50]!;
+    const inSample = fitted.predict({ time: [50, 41], features: [[], []] }) as number[];
+    expect(inSample[0]).toBe(observed);
+    const t39 = (full.target as number[])[39]!;
+    const t44 = (full.target as number[])[44]!;
+    expect(inSample[1]).toBeCloseTo(t39 + ((t44 - t39) * 2) / 5, 10);
+  });
+
+  it('is deterministic and predicts identically after a JSON round trip of its state', () => {
+    const rows = series(84, (t) => 10 + 0.5 * t + PATTERN[t % 12]!, 1, 9);
+    const a = sarimaFamily.fit(rows, context());
+    const b = sarimaFamily.fit(rows, context());
+    const next = future(84, 18);
+    const pa = a.predict(next);
+    expect(b.predict(next)).toEqual(pa);
+    expect(b.state).toEqual(a.state);
+    const revived = sarimaFamily.revive(JSON.parse(JSON.stringify(a.state)) as SarimaState);
+    expect(revived.predict(next)).toEqual(pa);
+    expect(revived.describe()).toBe(a.describe());
+    // Shorter and longer horizons after the cache was filled give the same leading values.
+    expect(revived.predict(future(84, 3))).toEqual(pa.slice(0, 3));
+  });
+
+  it('caps the fitted history so long uploads stay fast', () => {
+    const rows = series(5000, (t) => 0.01 * t + PATTERN[t % 12]!, 2);
+    const fitted = sarimaFamily.fit(rows, context());
+    expect(fitted.state.series).toHaveLength(600);
+    expect(fitted.state.start).toBe(4400);
+  });
+
+  it('handles a constant series and rejects non-numeric targets', () => {
+    const constant: FitRows = { time: [...Array(40).keys()], features: Array.from({ length: 40 }, () => []), target: Array(40).fill(7) };
+    expect(sarimaFamily.fit(constant, context(1)).predict(future(40, 3))).toEqual([7, 7, 7]);
+    const bad: FitRows = { ...constant, target: constant.target.map((v, i) => (i === 5 ? Number.NaN : (v as number))) };
+    expect(() => sarimaFamily.fit(bad, context(1))).toThrow(/sarima/);
+  });
+});
+
+describe('sarima helpers', () => {
+  it('puts gappy rows on the integer grid', () => {
+    expect(toGrid([0, 1, 4], [0, 10, 40], 100)).toEqual({ start: 0, series: [0, 10, 20, 30, 40] });
+    expect(toGrid([0, 1, 4], [0, 10, 40], 2)).toEqual({ start: 3, series: [30, 40] });
+  });
+
+  it('tells stationary from trending series and seasonal from flat ones', () => {
+    const random = mulberry32(5);
+    const noise = Array.from({ length: 200 }, () => random() - 0.5);
+    let walk = 0;
+    const randomWalk = noise.map((e) => (walk += e));
+    expect(kpss(noise)).toBeLessThan(0.463);
+    expect(kpss(randomWalk)).toBeGreaterThan(0.463);
+    const seasonal = noise.map((e, t) => PATTERN[t % 12]! + e);
+    expect(seasonalStrength(seasonal, 12)).toBeGreaterThan(0.9);
+    expect(seasonalStrength(noise, 12)).toBeLessThan(0.64);
+    expect(chooseDifferencing(seasonal, 12)).toEqual({ d: 0, D: 1, s: 12 });
+    expect(chooseDifferencing(randomWalk, 12)).toMatchObject({ d: 1, D: 0 });
+  });
+});
