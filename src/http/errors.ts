@@ -1,6 +1,6 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, isAppError } from '../domain/errors.js';
-import { failure } from './envelope.js';
+import { failure, type ErrorEnvelope } from './envelope.js';
 
 /** Codes of connection-level database failures (server restart, refused, terminated). */
 const DATABASE_DOWN = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
@@ -40,16 +40,29 @@ export function toAppError(error: unknown, maxUploadMb: number, contentType?: st
   return undefined;
 }
 
+/**
+ * The one rendering of a failure: an application error's message, or a generic one naming the request
+ * id for anything unexpected; logged once. The HTTP status is what the error handler replies with.
+ */
+export type ErrorRenderer = (error: unknown, request: FastifyRequest) => { httpStatus: number; envelope: ErrorEnvelope };
+
 export function registerErrorHandling(app: FastifyInstance, options: { maxUploadMb: number }): void {
-  app.setErrorHandler((error, request, reply) => {
+  const render: ErrorRenderer = (error, request) => {
     const appError = toAppError(error, options.maxUploadMb, request.headers['content-type']);
     if (appError) {
       request.errorCode = appError.code;
       request.log.info({ code: appError.code, reason: appError.message }, 'request failed');
-      return reply.code(appError.httpStatus).send(failure(appError.message));
+      return { httpStatus: appError.httpStatus, envelope: failure(appError.message) };
     }
     request.log.error({ err: error }, 'unexpected error');
-    return reply.code(500).send(failure(`Internal error; reference ${request.id}`));
+    return { httpStatus: 500, envelope: failure(`Internal error; reference ${request.id}`) };
+  };
+  // Also for replies that render errors themselves, after their headers went out (event streams).
+  app.decorate('renderError', render);
+
+  app.setErrorHandler((error, request, reply) => {
+    const { httpStatus, envelope } = render(error, request);
+    return reply.code(httpStatus).send(envelope);
   });
 
   app.setNotFoundHandler((request, reply) => {
