@@ -184,7 +184,7 @@ export function buildServices(deps: ServiceDeps) {
   const forecasts = createForecastsService({
     networks,
     lookups: ownership,
-    writeOutput: (output) => data.writeOutput(output.jobId, output.rows, output.header),
+    writeOutput: (output) => data.writeOutput(output.jobId, output.rows, output.header, output.intervals),
   });
 
   // --- summaries (each area contributes its counter) ---

@@ -16,6 +16,9 @@
  *   npm run bench forecast                    or   npx tsx bench/forecast/run.ts
  *   BENCH_FORECAST_LARGE=0                    skips the 100,000-row set
  *   BENCH_FORECAST_SETS=seattle,co2           runs only these sets (ids in datasets.ts)
+ *   BENCH_FORECAST_FAMILY=network             posts an App record ModelFamily=network with every job: the
+ *                                             legacy single network (the "before" of issue 10); the table
+ *                                             then goes to bench/.out/forecast-network.md
  *   BENCH_FORECAST_PEERS=0                    skips the python peers (naive baselines only); =cached reuses
  *                                             the last run's peers when the sets and peers.py are unchanged
  *                                             (the peers are seeded: same split, same result)
@@ -43,6 +46,8 @@ const API = '/api/202203010900';
 const TZ = 'UTC';
 const NICE = Number(process.env.BENCH_TRAINING_NICE ?? 0);
 const LARGE = process.env.BENCH_FORECAST_LARGE !== '0';
+/** App record ModelFamily of every job (BENCH_FORECAST_FAMILY, e.g. `network` for the legacy engine); unset: no App record (auto). */
+const FAMILY = process.env.BENCH_FORECAST_FAMILY ?? '';
 /** '0' skips the peers, 'cached' reuses the last run's when the sets and peers.py are unchanged. */
 const PEERS = process.env.BENCH_FORECAST_PEERS ?? '1';
 const ONLY = process.env.BENCH_FORECAST_SETS?.split(',').filter(Boolean);
@@ -136,6 +141,9 @@ interface Selection {
 async function forecastThroughService(service: Service, set: ForecastSet): Promise<Ours> {
   const created = await call<{ job_id: number | string }>(service, 'POST', '/jobs.php', { app_name: 'forecast', newTraining: 1 });
   const jobId = Number(created.job_id);
+  if (FAMILY) {
+    await call(service, 'POST', '/app.php', { app_id: 'forecast', simple: 1, fields: 'Job_Id,ModelFamily', params: `${jobId},${FAMILY}` });
+  }
   // Fields before the file, so the server streams the file straight into the database.
   const form = new FormData();
   form.append('session', service.session);
@@ -263,8 +271,9 @@ export async function benchForecast() {
   }
   const markdown = table(rows);
   console.log(`\n${markdown}`);
-  writeFileSync(join(OUT, 'forecast.md'), `${markdown}\n`);
-  writeFileSync(join(OUT, 'forecast.json'), JSON.stringify({ rows: rows.map(({ set, ...r }) => ({ id: set.id, ...r })), raw }, null, 1));
+  const suffix = FAMILY ? `-${FAMILY}` : '';
+  writeFileSync(join(OUT, `forecast${suffix}.md`), `${markdown}\n`);
+  writeFileSync(join(OUT, `forecast${suffix}.json`), JSON.stringify({ rows: rows.map(({ set, ...r }) => ({ id: set.id, ...r })), raw }, null, 1));
   return rows;
 }
 

@@ -175,7 +175,7 @@ function forecast(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, 
   const total = plan.reduce((sum, p) => sum + p.families.reduce((s, f) => s + f.cost(info, n) * fitsPerFamily, 0), 0);
   const progress = new ProgressReporter(total, hooks);
   let done = 0;
-  const context = (family: ModelFamily, fitRows: number) => {
+  const context = (family: ModelFamily, fitRows: number, final = false) => {
     const cost = family.cost(info, fitRows);
     const base = done;
     done += cost;
@@ -183,6 +183,7 @@ function forecast(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, 
       seed: (seed ^ Math.imul(done * 1000 + fitRows, 0x9e3779b1)) >>> 0,
       params: familyParamsResolved,
       featureNames: names,
+      final,
       progress: (share: number) => progress.epoch(base + Math.min(1, Math.max(0, share)) * cost, 0),
     };
   };
@@ -205,7 +206,7 @@ function forecast(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, 
     members: run.winner.members.map(({ family, weight }) => ({
       family: family.name,
       weight,
-      state: family.fit(run.data, { info, ...context(family, n) }).state,
+      state: family.fit(run.data, { info, ...context(family, n, true) }).state,
     })),
     widths: run.kind === 'numeric' ? widthsOf(run, backtest) : null,
   }));

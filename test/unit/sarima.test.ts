@@ -58,6 +58,15 @@ describe('sarima family', () => {
     expect(shares.every((s, i) => s >= 0 && s <= 1 && (i === 0 || s >= shares[i - 1]!))).toBe(true);
   });
 
+  it('fits a short seasonal series (fewer than three seasons) without a seasonal difference', () => {
+    const f = (t: number) => 50 + PATTERN[t % 12]!;
+    const fitted = sarimaFamily.fit(series(34, f, 0.5), context());
+    expect(fitted.state.orders.D).toBe(0);
+    const forecast = fitted.predict(future(34, 6)) as number[];
+    expect(forecast.every(Number.isFinite)).toBe(true);
+    expect(maxError(forecast, future(34, 6).time.map(f))).toBeLessThan(8);
+  });
+
   it('extrapolates a linear trend plus a season', () => {
     const f = (t: number) => 100 + 0.8 * t + 2 * PATTERN[t % 12]!;
     const fitted = sarimaFamily.fit(series(120, f, 1), context());

@@ -1,13 +1,19 @@
 import { modelColumns } from '../../training/model-columns.js';
-import { predict } from '../../training/predict.js';
-import type { TrainedModel } from '../../training/types.js';
+import { predictWithIntervals } from '../../training/predict.js';
+import type { ForecastInterval, TrainedModel } from '../../training/types.js';
 import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
 import { requireJob, requireTraining, type OwnedJob, type OwnershipLookups } from '../shared/access.js';
 import type { NetworksService } from './networks.service.js';
 
 /** Where a predicted row goes: one new output record of the job (the data area's writer); answers its id. */
-export type ForecastOutputWriter = (output: { jobId: number; header: string[]; rows: Record<string, string>[] }) => Promise<number>;
+export type ForecastOutputWriter = (output: {
+  jobId: number;
+  header: string[];
+  rows: Record<string, string>[];
+  /** Per row, the prediction intervals of its numeric outputs (kept out of the legacy view, see data.writeOutput). */
+  intervals?: (Record<string, ForecastInterval> | undefined)[];
+}) => Promise<number>;
 
 export interface ForecastRequest {
   jobId?: number;
@@ -71,10 +77,10 @@ export function createForecastsService(deps: { networks: NetworksService; lookup
       const outputs = columns?.outputs ?? [];
       const cells = Object.fromEntries(given.filter(([name]) => !outputs.includes(name)));
       const asked = [...Object.keys(cells), ...outputs];
-      const [row] = predict(model, asked, [cells]) as [Record<string, string>];
+      const { values: row, intervals } = predictWithIntervals(model, asked, [cells])[0]!;
       // A model that does not name its outputs still answers them: they are the keys predict() added.
       const header = [...asked, ...Object.keys(row).filter((name) => !asked.includes(name))];
-      const outputId = await writeOutput({ jobId: job.id, header, rows: [row] });
+      const outputId = await writeOutput({ jobId: job.id, header, rows: [row], intervals: intervals && [intervals] });
       return { jobId: job.id, trainingId: job.training_id, outputId, header, row };
     },
   };

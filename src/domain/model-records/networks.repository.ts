@@ -33,15 +33,21 @@ export function createNetworksRepository(db: Kysely<Database>) {
       });
     },
 
-    async latestModel(trainingId: number): Promise<string | undefined> {
+    /** The id of the training's newest engine model (a cheap check of whether a cached copy is current). */
+    async latestModelId(trainingId: number): Promise<string | undefined> {
       const row = await db
         .selectFrom('network_weights')
-        .select('content')
+        .select('id')
         .where('training_id', '=', trainingId)
         .where('kind', '=', 'model')
         .orderBy('id', 'desc')
         .limit(1)
         .executeTakeFirst();
+      return row === undefined ? undefined : String(row.id);
+    },
+
+    async modelContent(id: string): Promise<string | undefined> {
+      const row = await db.selectFrom('network_weights').select('content').where('id', '=', Number(id)).where('kind', '=', 'model').executeTakeFirst();
       return row?.content;
     },
 

@@ -6,6 +6,9 @@ import type { NetworksRepository, StoredNetworkSummary } from './networks.reposi
 import { requireTraining, type OwnershipLookups } from '../shared/access.js';
 
 
+/** Models kept parsed per process: forecasting revives each model's families once, not on every request. */
+const CACHED_MODELS = 32;
+
 /**
  * Network weights of section 4.6. The `query` text of POST /netw is kept verbatim as data (legacy
  * trainers posted SQL; running it would hand them the database), and the engine's TrainedModel JSON is
@@ -13,6 +16,8 @@ import { requireTraining, type OwnershipLookups } from '../shared/access.js';
  */
 export function createNetworksService(deps: { networks: NetworksRepository; lookups: OwnershipLookups; clock: Clock }) {
   const { networks, lookups, clock } = deps;
+  /** trainingId -> the newest model as parsed, with its stored id; Map order is least recently used first. */
+  const parsed = new Map<number, { id: string; model: TrainedModel }>();
 
   async function summaryOf(trainingId: number): Promise<StoredNetworkSummary> {
     const summary = await networks.summary(trainingId);
@@ -53,10 +58,26 @@ export function createNetworksService(deps: { networks: NetworksRepository; look
     saveModel: (trainingId: number, userId: number, model: TrainedModel): Promise<number> =>
       networks.replaceModel({ training_id: trainingId, user_id: userId, content: JSON.stringify(model) }, clock.now()),
 
-    /** The training's newest engine model, as saved (a JSON text round trip reproduces it exactly). */
+    /**
+     * The training's newest engine model, as saved (a JSON text round trip reproduces it exactly). The
+     * parsed model is kept while it stays the newest, so predict() finds its families already revived
+     * (they are cached per model object); callers must treat it as read-only.
+     */
     async loadModel(trainingId: number): Promise<TrainedModel | undefined> {
-      const content = await networks.latestModel(trainingId);
-      return content === undefined ? undefined : (JSON.parse(content) as TrainedModel);
+      const id = await networks.latestModelId(trainingId);
+      if (id === undefined) return undefined;
+      const hit = parsed.get(trainingId);
+      parsed.delete(trainingId);
+      if (hit?.id === id) {
+        parsed.set(trainingId, hit);
+        return hit.model;
+      }
+      const content = await networks.modelContent(id);
+      if (content === undefined) return undefined;
+      const model = JSON.parse(content) as TrainedModel;
+      parsed.set(trainingId, { id, model });
+      if (parsed.size > CACHED_MODELS) parsed.delete(parsed.keys().next().value!);
+      return model;
     },
 
     latestFinishedJobWithModel: (ownerId: number | undefined, trainingId?: number) => networks.latestFinishedJobWithModel(ownerId, trainingId),

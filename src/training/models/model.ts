@@ -67,6 +67,11 @@ export interface FitContext {
   params: FamilyParams;
   /** Feature names (same order as FitRows.features columns), for describe(). */
   featureNames: string[];
+  /**
+   * True for the refit on every known row whose state is stored, false for backtest fits that only rank
+   * the family; a family may spend more on the final fit (the network averages its seeds only there).
+   */
+  final?: boolean;
   /** Report the share (0..1) of this fit's work done; call at least every ~100 ms of work. */
   progress(done: number): void;
 }

@@ -287,7 +287,8 @@ export function seasonalStrength(x: number[], s: number): number {
 export function chooseDifferencing(series: number[], season: number): { d: number; D: number; s: number } {
   const s = season >= 2 && season <= MAX_SEASON && series.length >= 2 * season + 8 ? season : 0;
   let D = 0;
-  if (s > 0 && seasonalStrength(series, s) > 0.64) D = 1;
+  // A seasonal difference needs three seasons (the package's own minimum for it, with d = 1).
+  if (s > 0 && series.length >= 3 * s + 2 && seasonalStrength(series, s) > 0.64) D = 1;
   const afterSeasonal = D === 1 ? diff(series, s) : series;
   let d = 0;
   if (afterSeasonal.length >= 8 && variance(afterSeasonal) > 0 && kpss(afterSeasonal) > KPSS_CRITICAL) d = 1;
