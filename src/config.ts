@@ -20,6 +20,8 @@ const envSchema = z.object({
   MAIL_FROM: z.string().min(3).default('Model Training Service <no-reply@localhost>'),
   PUBLIC_URL: z.string().url().default('http://localhost:8080'),
   SECRET_KEY: optionalString.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
+  /** The key before a rotation: still accepted for reading until `npm run admin -- rotate-secrets` ran. */
+  SECRET_KEY_PREVIOUS: optionalString.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
   /** Sliding session lifetime, in seconds. */
   SESSION_TTL: z.coerce.number().int().min(60).default(60 * 60 * 24 * 7),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -57,6 +59,7 @@ export interface Config {
   mailFrom: string;
   publicUrl: string;
   secretKey: string | undefined;
+  previousSecretKey: string | undefined;
   sessionTtlSeconds: number;
   logLevel: Env['LOG_LEVEL'];
   corsOrigins: string[] | undefined;
@@ -92,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mailFrom: e.MAIL_FROM,
     publicUrl: e.PUBLIC_URL.replace(/\/+$/, ''),
     secretKey: e.SECRET_KEY,
+    previousSecretKey: e.SECRET_KEY_PREVIOUS,
     sessionTtlSeconds: e.SESSION_TTL,
     logLevel: e.LOG_LEVEL,
     corsOrigins: e.CORS_ORIGINS?.split(',').map((o) => o.trim()).filter(Boolean),

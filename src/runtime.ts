@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import type { Metrics } from './observability/metrics.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrate, migrationsCurrent } from './db/migrator.js';
@@ -40,7 +40,12 @@ export async function resolveSecretKey(config: Config): Promise<string> {
  * Opens what a process of this service needs (database, migrations, mail, services) the same way for
  * the API server, the worker and the admin CLI.
  */
-export async function startRuntime(config: Config, logger = pino({ level: config.logLevel }), metrics?: Metrics): Promise<Runtime> {
+export async function startRuntime(
+  config: Config,
+  logger = pino({ level: config.logLevel }),
+  metrics?: Metrics,
+  options: { checkSecrets?: boolean } = {},
+): Promise<Runtime> {
   const database = await openDatabase(config);
   const applied = await migrate(database);
   const secretKey = await resolveSecretKey(config);
@@ -49,6 +54,14 @@ export async function startRuntime(config: Config, logger = pino({ level: config
   if (applied.length > 0) {
     logger.info({ applied }, 'migrations applied');
     await services.events.record({ type: 2, procedure: 'migrations', text: `Applied migrations: ${applied.join(', ')}` });
+  }
+  if (options.checkSecrets ?? true) {
+    try {
+      await checkSecrets(services, logger);
+    } catch (error) {
+      await database.close();
+      throw error;
+    }
   }
   return {
     config,
@@ -62,6 +75,19 @@ export async function startRuntime(config: Config, logger = pino({ level: config
     },
     close: () => database.close(),
   };
+}
+
+/**
+ * A process must not start with keys that cannot read what is stored: every request needing a provider
+ * key would fail later, one by one. Legacy secrets (sealed without row binding) are re-sealed here.
+ */
+async function checkSecrets(services: Services, logger: Logger): Promise<void> {
+  const { failures, resealed } = await services.clients.checkStoredSecrets('legacy');
+  if (resealed > 0) logger.info({ resealed }, 'legacy provider keys re-sealed with row binding');
+  if (failures.length > 0) {
+    const more = failures.length > 1 ? ` (and ${failures.length - 1} more)` : '';
+    throw new ConfigError(`Cannot start: SECRET_KEY cannot decrypt the stored provider keys: ${failures[0]}${more}; set SECRET_KEY (and SECRET_KEY_PREVIOUS while rotating) to the keys they were sealed with`);
+  }
 }
 
 /** ADMIN_EMAIL/ADMIN_PASSWORD create or update that administrator; an empty database gets one anyway. */

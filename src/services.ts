@@ -149,7 +149,7 @@ export function buildServices(deps: ServiceDeps) {
   const clientsRepository = createClientsRepository(db);
   const usecasesRepository = createUsecasesRepository(db);
   const sentencesRepository = createSentencesRepository(db);
-  const clients = createClientsService({ clients: clientsRepository, secretBox: createSecretBox(deps.secretKey) });
+  const clients = createClientsService({ clients: clientsRepository, secretBox: createSecretBox(deps.secretKey, config.previousSecretKey) });
   const usecases = createUsecasesService({ usecases: usecasesRepository, sentences: sentencesRepository, clients: clientsRepository, clock });
   const sentences = createSentencesService({
     sentences: sentencesRepository,

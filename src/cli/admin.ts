@@ -24,6 +24,10 @@ Commands:
       Print every user: id, e-mail, role, enabled, name.
   invoice --until <YYYY-MM-DD> [--tz <Area/City>]
       Mark every consumption record dated up to the end of that day (default zone UTC) as invoiced.
+  rotate-secrets
+      Re-seal every stored provider key under SECRET_KEY (read with SECRET_KEY or SECRET_KEY_PREVIOUS).
+      Rotation: set SECRET_KEY to the new key and SECRET_KEY_PREVIOUS to the old one, run this, then
+      drop SECRET_KEY_PREVIOUS.
   --help
       Print this text.
 
@@ -118,13 +122,23 @@ export async function runAdminCommand(
         };
         break;
       }
+      case 'rotate-secrets':
+        action = async ({ services }) => {
+          const { checked, resealed, failures } = await services.clients.checkStoredSecrets('stale');
+          await services.events.record({ type: failures.length > 0 ? 3 : 2, procedure: 'admin-cli.rotate-secrets', text: `${resealed} of ${checked} stored provider keys re-sealed under the current key from the admin CLI; ${failures.length} unreadable` });
+          if (failures.length > 0) throw new CommandError(`Re-sealed ${resealed} of ${checked} provider keys; ${failures.length} cannot be read and were left as they are: ${failures.join('; ')}`);
+          return `Re-sealed ${resealed} of ${checked} stored provider keys under the current key; SECRET_KEY_PREVIOUS is no longer needed\n`;
+        };
+        break;
       default:
         throw new UsageError(`Unknown command '${command}'`);
     }
 
     const config = loadConfig(env);
     // Migration notices go to stderr at warn level, keeping stdout for the command's answer.
-    runtime = await startRuntime(config, pino({ level: 'warn' }, pino.destination(2)));
+    // No start-up secret check: an operator must be able to run commands (rotation above all) while
+    // some stored secret is unreadable; rotate-secrets reports those itself.
+    runtime = await startRuntime(config, pino({ level: 'warn' }, pino.destination(2)), undefined, { checkSecrets: false });
     io.out(await action(runtime));
     return 0;
   } catch (error) {

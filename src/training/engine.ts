@@ -171,12 +171,16 @@ function forecast(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, 
 
   const outputs = analysis.columns.filter((c) => c.role === 'output');
   const plan = outputs.map((col) => ({ col, families: familiesFor(col.kind) }));
-  const fitsPerFamily = backtest.splits.length + 1;
-  const total = plan.reduce((sum, p) => sum + p.families.reduce((s, f) => s + f.cost(info, n) * fitsPerFamily, 0), 0);
+  // Weighted by each family's own cost estimate, over the families that apply, so Advance moves evenly.
+  const windows = backtest.splits.length;
+  const total = plan.reduce(
+    (sum, p) => sum + p.families.filter((f) => f.applies(info, n)).reduce((s, f) => s + f.cost(info, n, false) * windows + f.cost(info, n, true), 0),
+    0,
+  );
   const progress = new ProgressReporter(total, hooks);
   let done = 0;
   const context = (family: ModelFamily, fitRows: number, final = false) => {
-    const cost = family.cost(info, fitRows);
+    const cost = family.cost(info, fitRows, final);
     const base = done;
     done += cost;
     return {

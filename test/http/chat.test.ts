@@ -1,108 +1,7 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTokenCounter } from '../../src/llm/tokens.js';
 import { CURRENT, OLDER, createTestContext, form, type TestContext, type TestUser } from '../support/helper.js';
-
-// ---------- a local OpenAI-compatible stub ----------
-
-type StubMode = 'ok' | 'hang' | '401' | '429' | '500' | 'break';
-interface RecordedRequest {
-  authorization: string | undefined;
-  body: {
-    model: string;
-    messages: { role: string; content: string }[];
-    temperature?: number;
-    max_tokens?: number;
-    stream?: boolean;
-  };
-}
-
-function startStub() {
-  const requests: RecordedRequest[] = [];
-  const hanging: ServerResponse[] = [];
-  const state = { mode: 'ok' as StubMode, reply: 'Hello, I am the assistant.', usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } };
-  const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-    res.writeHead(status, { 'content-type': 'application/json', ...headers });
-    res.end(JSON.stringify(body));
-  };
-  const handler = (req: IncomingMessage, res: ServerResponse) => {
-    let raw = '';
-    req.on('data', (c: Buffer) => (raw += c.toString()));
-    req.on('end', () => {
-      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return json(res, 404, { error: { message: 'no such route' } });
-      const body = JSON.parse(raw) as RecordedRequest['body'];
-      requests.push({ authorization: req.headers.authorization, body });
-      const retryFast = { 'retry-after-ms': '5' };
-      switch (state.mode) {
-        case 'hang':
-          hanging.push(res);
-          return;
-        case '401': {
-          const key = (req.headers.authorization ?? '').replace('Bearer ', '');
-          // Like OpenAI, echo part of the key: the service must not pass it on.
-          return json(res, 401, { error: { message: `Incorrect API key provided: ${key}`, type: 'invalid_request_error', code: 'invalid_api_key' } });
-        }
-        case '429':
-          return json(res, 429, { error: { message: 'Rate limit reached', type: 'requests' } }, retryFast);
-        case '500':
-          return json(res, 500, { error: { message: 'The server had an error' } }, retryFast);
-        default:
-          break;
-      }
-      if (!body.stream) {
-        return json(res, 200, {
-          id: 'chatcmpl-1',
-          object: 'chat.completion',
-          created: 1,
-          model: body.model,
-          choices: [{ index: 0, message: { role: 'assistant', content: state.reply }, finish_reason: 'stop' }],
-          usage: state.usage,
-        });
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const chunk = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
-      if (state.mode === 'break') {
-        // The provider drops the connection halfway through its answer.
-        chunk({ id: 'c', object: 'chat.completion.chunk', created: 1, model: body.model, choices: [{ index: 0, delta: { content: 'Half an' }, finish_reason: null }] });
-        setTimeout(() => res.destroy(), 20);
-        return;
-      }
-      for (const piece of state.reply.match(/.{1,6}/gs) ?? []) {
-        chunk({ id: 'c', object: 'chat.completion.chunk', created: 1, model: body.model, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
-      }
-      chunk({ id: 'c', object: 'chat.completion.chunk', created: 1, model: body.model, choices: [], usage: state.usage });
-      res.end('data: [DONE]\n\n');
-    });
-  };
-  let server: Server = createServer(handler);
-  let port = 0;
-  return {
-    requests,
-    state,
-    get url() {
-      return `http://127.0.0.1:${port}`;
-    },
-    async listen() {
-      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-      port = (server.address() as AddressInfo).port;
-    },
-    /** Connection refused: nothing listens on the port until `listen` again. */
-    async refuse() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server = createServer(handler);
-    },
-    async close() {
-      for (const res of hanging.splice(0)) res.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-    releaseHanging() {
-      for (const res of hanging.splice(0)) res.destroy();
-    },
-  };
-}
+import { startStub, type StubMode } from '../support/openai-stub.js';
 
 // ---------- fixtures ----------
 
@@ -172,7 +71,7 @@ describe('clients', () => {
 
     const stored = await ctx.database.db.selectFrom('clients').select(['provider_key_enc', 'provider_key_hint']).where('id', '=', clientA).executeTakeFirstOrThrow();
     expect(stored.provider_key_enc).not.toContain(KEY_A);
-    expect(stored.provider_key_enc).toMatch(/^v1:/);
+    expect(stored.provider_key_enc).toMatch(/^v2:[0-9a-f]{8}:/);
 
     const own = await ok('GET', 'client', alice);
     expect(own).toEqual([
@@ -700,6 +599,92 @@ describe('POST /aichat', () => {
     expect((await call('POST', 'aichat', loner, { prompt: 'hi' })).data).toMatch(/belong to no client/);
     expect(await call('POST', 'aichat', alice, {})).toEqual({ status: 1, data: "Missing required parameter 'prompt'" });
     expect((await call('POST', 'aichat', alice, { prompt: '[{"role":"robot","content":"x"}]' })).data).toMatch(/Invalid parameter 'prompt'/);
+  });
+});
+
+// ---------- hand-offs that say why, budgets ----------
+
+describe('hand-offs with their reasons', () => {
+  it('records the word, operator and timeout reasons, shows the last on the chat, and reports them per use case', async () => {
+    const usca = await newUsecase(alice, clientA, {
+      Description: 'Why',
+      WordsForManual: 'human',
+      WordsForAttention: 'refund',
+      ManualMessage: 'A person will help you.',
+      TimeOutForAutoMsg: 30,
+      AutoMsg: 'Still there?',
+    });
+    const first = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    expect((await chatOf(alice, first)).HandoffReason).toBeNull();
+    await ok('POST', 'sentence', alice, { chat_id: first, text: 'I want a Refund', role: 1 });
+    expect(await chatOf(alice, first)).toMatchObject({ Attention: '1', ControlType: 'auto', HandoffReason: 'word: refund' });
+    const answer = (await chatSentences(alice, first)).at(-1)!;
+    await ok('PATCH', 'chat-sentence', alice, { chat_id: first, sent_id: answer.Id!, rate: 0 });
+    await ok('POST', 'sentence', alice, { chat_id: first, text: 'Let me talk to a human', role: 1 });
+    expect(await chatOf(alice, first)).toMatchObject({ ControlType: 'manual', HandoffReason: 'word: human' });
+
+    const second = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    await ok('PATCH', 'chat', admin, { id: second, control: 'manual' });
+    expect((await chatOf(alice, second)).HandoffReason).toBe('operator');
+    // Already manual: no second hand-off.
+    await ok('PATCH', 'chat', admin, { id: second, control: 'manual' });
+
+    const third = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    ctx.clock.advance(31_000);
+    try {
+      await ctx.services.chat.sendDueAutoMessages(ctx.clock.now());
+    } finally {
+      ctx.clock.advance(-31_000);
+    }
+    expect((await chatOf(alice, third)).HandoffReason).toBe('timeout');
+
+    const rows = await ctx.database.db.selectFrom('chat_handoffs').select(['chat_id', 'event', 'reason', 'word', 'user_id']).where('usecase_id', '=', usca).orderBy('id').execute();
+    expect(rows).toEqual([
+      { chat_id: first, event: 'attention', reason: 'word', word: 'refund', user_id: null },
+      { chat_id: first, event: 'manual', reason: 'word', word: 'human', user_id: null },
+      { chat_id: second, event: 'manual', reason: 'operator', word: null, user_id: admin.id },
+      { chat_id: third, event: 'auto_message', reason: 'timeout', word: null, user_id: null },
+    ]);
+
+    const report = await ok('GET', 'handoffs', admin, { usca_id: usca });
+    expect(report).toEqual([
+      {
+        usca_Id: usca,
+        Description: 'Why',
+        Handoffs: 4,
+        ByReason: { word: 2, operator: 1, timeout: 1, budget: 0 },
+        ByEvent: { manual: 2, attention: 1, auto_message: 1 },
+        // Only the switch to a person after the answer rated bad.
+        AfterBadAnswer: 1,
+        AfterBadAnswerShare: 0.25,
+      },
+    ]);
+    expect(await call('GET', 'handoffs', alice, { usca_id: usca })).toEqual({ status: 1, data: 'Forbidden: this operation requires an administrator' });
+  });
+
+  it('hands a chat whose next reply would pass its token budget to a person, with the ManualMessage and reason budget', async () => {
+    const usca = await newUsecase(alice, clientA, { Description: 'Budget', TokenBudget: 100, ManualMessage: 'Our team takes it from here.' });
+    expect((await usecaseOf(alice, usca)).TokenBudget).toBe('100');
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'First question', role: 1 });
+    expect(stub.requests).toHaveLength(1);
+    // The reply may use only what the budget leaves after the prompt.
+    const sent = stub.requests[0]!.body;
+    expect(sent.max_tokens).toBe(100 - (await counter.countMessages(sent.messages as never)));
+    expect((await chatOf(alice, chatId)).Tokens).toBe('18');
+
+    // 18 used + this prompt leaves less than a useful reply: no provider call, no error.
+    const id = await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Second question, a bit longer than the first one was', role: 1 });
+    expect(typeof id).toBe('number');
+    expect(stub.requests).toHaveLength(1);
+    expect(await chatOf(alice, chatId)).toMatchObject({ ControlType: 'manual', HandoffReason: 'budget', Tokens: '18' });
+    expect((await chatSentences(alice, chatId)).slice(-2).map((s) => [s.Role, s.Text])).toEqual([
+      ['1', 'Second question, a bit longer than the first one was'],
+      ['2', 'Our team takes it from here.'],
+    ]);
+    const report = (await ok('GET', 'handoffs', admin, { usca_id: usca })) as { ByReason: Record<string, number> }[];
+    expect(report[0]!.ByReason.budget).toBe(1);
+    expect((await call('POST', 'usecase', alice, { client_id: clientA, data: '{"TokenBudget":-1}' })).data).toMatch(/TokenBudget/);
   });
 });
 

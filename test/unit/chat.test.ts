@@ -6,19 +6,32 @@ import { providerError } from '../../src/llm/openai-provider.js';
 import { createTokenCounter, encodingForModel } from '../../src/llm/tokens.js';
 
 describe('secret box', () => {
-  const box = createSecretBox('a-secret-key-of-at-least-32-characters!!');
+  const KEY = 'a-secret-key-of-at-least-32-characters!!';
+  const box = createSecretBox(KEY);
   it('round-trips, uses a fresh IV each time and never holds the plain text', () => {
-    const a = box.seal('sk-abcdef0123456789');
-    const b = box.seal('sk-abcdef0123456789');
+    const a = box.seal('sk-abcdef0123456789', 'client:1');
+    const b = box.seal('sk-abcdef0123456789', 'client:1');
     expect(a).not.toBe(b);
     expect(a).not.toContain('abcdef');
-    expect(box.open(a)).toBe('sk-abcdef0123456789');
+    expect(a.startsWith(`v2:${box.keyId}:`)).toBe(true);
+    expect(box.open(a, 'client:1')).toBe('sk-abcdef0123456789');
   });
-  it('refuses tampered text and another key', () => {
-    const sealed = box.seal('sk-abcdef0123456789');
+  it('refuses tampered text, another row, a relabelled key id and another key, saying why', () => {
+    const sealed = box.seal('sk-abcdef0123456789', 'client:1');
     const flipped = `${sealed.slice(0, -2)}${sealed.at(-2) === 'A' ? 'B' : 'A'}${sealed.at(-1)}`;
-    expect(() => box.open(flipped)).toThrow();
-    expect(() => createSecretBox('another-secret-key-of-32-characters-xx').open(sealed)).toThrow();
+    expect(() => box.open(flipped, 'client:1')).toThrow(/client:1 fails authentication: it was altered or belongs to another row/);
+    expect(() => box.open(sealed, 'client:2')).toThrow(/client:2 fails authentication/);
+    const other = createSecretBox('another-secret-key-of-32-characters-xx');
+    expect(() => other.open(sealed, 'client:1')).toThrow(/sealed with key [0-9a-f]{8}, which is neither SECRET_KEY nor SECRET_KEY_PREVIOUS/);
+    const relabelled = sealed.replace(box.keyId, other.keyId);
+    expect(() => createSecretBox('another-secret-key-of-32-characters-xx', KEY).open(relabelled, 'client:1')).toThrow(/fails authentication/);
+  });
+  it('reads with the previous key while rotating, and marks what needs re-sealing', () => {
+    const old = box.seal('sk-abcdef0123456789', 'client:7');
+    const rotating = createSecretBox('the-new-secret-key-of-32-characters-xx', KEY);
+    expect(rotating.open(old, 'client:7')).toBe('sk-abcdef0123456789');
+    expect(rotating.isStale(old)).toBe(true);
+    expect(rotating.isStale(rotating.seal('x', 'client:7'))).toBe(false);
   });
   it('masks keys as sk-...abcd', () => {
     expect(maskSecret('sk-proj-0123456789abcd')).toBe('sk-...abcd');

@@ -58,6 +58,7 @@ const usecaseRecord = (row: UsecaseRow, tz: string) => ({
   Hash: row.hash,
   Temperature: String(row.temperature),
   Active: flag(row.is_active),
+  TokenBudget: String(row.token_budget),
 });
 
 const chatRecord = (row: ChatRow, tz: string) => ({
@@ -74,6 +75,7 @@ const chatRecord = (row: ChatRow, tz: string) => ({
   Active: flag(row.is_active),
   Attention: flag(row.needs_attention),
   LastUpdDateTime: formatTimestamp(row.updated_at, tz),
+  HandoffReason: row.handoff_reason,
 });
 
 const sentenceRecord = (row: SentenceRow, tz: string) => ({
@@ -115,6 +117,7 @@ const usecaseData = recordData(
     AutoMsg: dataText().optional(),
     ManualMessage: dataText().optional(),
     Temperature: dataNumber(0, 2, 'must be a number from 0 to 2').optional(),
+    TokenBudget: dataNumber(0, 2_000_000_000, 'must be whole tokens from 0 (no limit)').pipe(z.number().int({ error: 'must be whole tokens' })).optional(),
   },
   ['Id', 'clie_Id', 'User_Id', 'Tokens', 'LastUpdDateTime', 'Hash', 'Active'],
 );
@@ -129,6 +132,7 @@ function usecaseFields(d: z.output<typeof usecaseData>, tz: string): UsecaseFiel
     auto_msg: d.AutoMsg,
     manual_message: d.ManualMessage,
     temperature: d.Temperature,
+    token_budget: d.TokenBudget,
   };
   if (d.StartDateTime !== undefined) fields.start_at = wireDateToInstant(d.StartDateTime, tz, 'data.StartDateTime');
   if (d.FinishDateTime !== undefined) fields.finish_at = d.FinishDateTime === null ? null : wireDateToInstant(d.FinishDateTime, tz, 'data.FinishDateTime');
@@ -461,6 +465,43 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     async handler({ params, caller }) {
       await services.sentences.patchText(caller, params.id, params.new_text);
       return 'success';
+    },
+  });
+
+  defineRoute(app, {
+    method: 'GET',
+    url: '/handoffs.php',
+    auth: 'admin',
+    summary:
+      'Addition: hand-offs per use case (administrators): counts by reason (word, operator, timeout, budget) and by event (manual, attention, auto_message), and the share that followed an answer rated bad',
+    params: z.object({ tz: p.tz(), usca_id: p.idList().optional(), date_from: p.date().optional(), date_to: p.date().optional() }),
+    async handler({ params, caller }) {
+      const rows = await services.chat.handoffReport(caller, {
+        usecaseIds: params.usca_id,
+        from: params.date_from === undefined ? undefined : wireDateToInstant(params.date_from, params.tz, 'date_from'),
+        before: params.date_to === undefined ? undefined : wireDateToInstant(params.date_to, params.tz, 'date_to', 'to'),
+      });
+      const report = new Map<number, { usca_Id: number; Description: string; Handoffs: number; ByReason: Record<string, number>; ByEvent: Record<string, number>; AfterBadAnswer: number; AfterBadAnswerShare: number }>();
+      for (const row of rows) {
+        let entry = report.get(row.usecase_id);
+        if (!entry) {
+          entry = {
+            usca_Id: row.usecase_id,
+            Description: row.description,
+            Handoffs: 0,
+            ByReason: { word: 0, operator: 0, timeout: 0, budget: 0 },
+            ByEvent: { manual: 0, attention: 0, auto_message: 0 },
+            AfterBadAnswer: 0,
+            AfterBadAnswerShare: 0,
+          };
+          report.set(row.usecase_id, entry);
+        }
+        entry.Handoffs += row.total;
+        entry.ByReason[row.reason] = (entry.ByReason[row.reason] ?? 0) + row.total;
+        entry.ByEvent[row.event] = (entry.ByEvent[row.event] ?? 0) + row.total;
+        entry.AfterBadAnswer += row.after_bad_answer;
+      }
+      return [...report.values()].map((e) => ({ ...e, AfterBadAnswerShare: e.Handoffs === 0 ? 0 : Math.round((e.AfterBadAnswer / e.Handoffs) * 10_000) / 10_000 }));
     },
   });
 

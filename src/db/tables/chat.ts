@@ -35,6 +35,8 @@ export interface UsecasesTable {
   manual_message: Generated<string>;
   temperature: Generated<number>;
   is_active: Generated<boolean>;
+  /** Tokens one chat may use (0: no limit). */
+  token_budget: Generated<number>;
   hash: string;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
@@ -72,8 +74,25 @@ export interface ChatsTable {
   needs_attention: Generated<boolean>;
   auto_msg_due_at: Date | null;
   auto_msg_sent_at: Date | null;
+  /** The last hand-off's reason as shown (`word: <word>`, `operator`, `timeout`, `budget`). */
+  handoff_reason: string | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+}
+
+export type HandoffEvent = 'manual' | 'attention' | 'auto_message';
+export type HandoffReason = 'word' | 'operator' | 'timeout' | 'budget';
+
+export interface ChatHandoffsTable {
+  id: Generated<number>;
+  chat_id: number;
+  usecase_id: number;
+  event: HandoffEvent;
+  reason: HandoffReason;
+  word: string | null;
+  user_id: number | null;
+  last_answer_id: number | null;
+  created_at: Generated<Date>;
 }
 
 /** Sentence role: 0 system, 1 user, 2 assistant. */
@@ -97,4 +116,5 @@ export interface ChatTables {
   usecase_sentences: UsecaseSentencesTable;
   chats: ChatsTable;
   chat_sentences: ChatSentencesTable;
+  chat_handoffs: ChatHandoffsTable;
 }

@@ -1,6 +1,6 @@
 import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { ControlType, SentenceRole } from '../../db/tables/chat.js';
+import type { ControlType, HandoffEvent, HandoffReason, SentenceRole } from '../../db/tables/chat.js';
 import { Errors } from '../errors.js';
 import type { ColumnWhitelist } from '../shared/filter/index.js';
 import { newUsecaseHash } from './usecases.repository.js';
@@ -20,6 +20,7 @@ const COLUMNS = [
   'chats.needs_attention',
   'chats.auto_msg_due_at',
   'chats.auto_msg_sent_at',
+  'chats.handoff_reason',
   'chats.updated_at',
   'usecases.client_id',
 ] as const;
@@ -39,6 +40,7 @@ export const CHAT_COLUMNS: ColumnWhitelist = {
   Active: { column: 'chats.is_active', type: 'bool' },
   Attention: { column: 'chats.needs_attention', type: 'bool' },
   LastUpdDateTime: { column: 'chats.updated_at', type: 'timestamp' },
+  HandoffReason: { column: 'chats.handoff_reason', type: 'text' },
 };
 
 export interface ChatRow {
@@ -56,6 +58,7 @@ export interface ChatRow {
   needs_attention: boolean;
   auto_msg_due_at: Date | null;
   auto_msg_sent_at: Date | null;
+  handoff_reason: string | null;
   updated_at: Date;
   /** The client of the chat's use case: what scopes it. */
   client_id: number;
@@ -81,7 +84,32 @@ export interface SaidSentence {
   usage?: number;
 }
 
+/** Why a chat was handed to a person, flagged, or sent its automatic message. */
+export interface Handoff {
+  event: HandoffEvent;
+  reason: HandoffReason;
+  /** The word or phrase that fired it (reason 'word'). */
+  word?: string | null;
+  /** The operator who took over (reason 'operator'). */
+  user_id?: number | null;
+}
+
+/** The chat's `HandoffReason` as shown: the reason, with the word that fired it. */
+export const handoffLabel = (h: Handoff): string => (h.reason === 'word' && h.word ? `word: ${h.word}` : h.reason);
+
+/** One use case's hand-offs, counted by reason and event, and how many followed an answer rated bad. */
+export interface HandoffCounts {
+  usecase_id: number;
+  description: string;
+  event: HandoffEvent;
+  reason: HandoffReason;
+  total: number;
+  after_bad_answer: number;
+}
+
 export interface ChatChanges {
+  /** Recorded in order with their reasons; the chat shows the last as its `HandoffReason`. */
+  handoffs?: Handoff[];
   finish_at?: Date;
   status?: string;
   control_type?: ControlType;
@@ -156,6 +184,8 @@ export function createChatsRepository(db: Kysely<Database>) {
         const locked = await trx.selectFrom('chats').select(['finish_at', 'usecase_id']).where('id', '=', chatId).forUpdate().executeTakeFirst();
         if (!locked) throw Errors.notFound('Chat', chatId);
         if (locked.finish_at !== null) throw Errors.wrongState(`Chat ${chatId} is finished`);
+        // Before the new sentences: the hand-off follows the answers already given, not the manual message.
+        for (const handoff of changes.handoffs ?? []) await insertHandoff(trx, chatId, locked.usecase_id, handoff, now);
         const ids: number[] = [];
         for (const s of said) {
           const sentence = await trx
@@ -179,6 +209,7 @@ export function createChatsRepository(db: Kysely<Database>) {
       await db.transaction().execute(async (trx) => {
         const chat = await trx.selectFrom('chats').select('usecase_id').where('id', '=', chatId).forUpdate().executeTakeFirst();
         if (!chat) throw Errors.notFound('Chat', chatId);
+        for (const handoff of changes.handoffs ?? []) await insertHandoff(trx, chatId, chat.usecase_id, handoff, now);
         await applyChanges(trx, chatId, chat.usecase_id, changes, now);
       });
     },
@@ -191,6 +222,36 @@ export function createChatsRepository(db: Kysely<Database>) {
         .where('sentence_id', '=', sentenceId)
         .executeTakeFirst();
       return result.numUpdatedRows > 0n;
+    },
+
+    /**
+     * Hand-offs per use case, event and reason within [from, before); `after_bad_answer` counts those whose
+     * latest assistant answer before them is rated bad (0).
+     */
+    async handoffCounts(scope: { onlyClientId?: number | null; usecaseIds?: number[]; from?: Date; before?: Date }): Promise<HandoffCounts[]> {
+      if (scope.onlyClientId === null) return [];
+      let query = db
+        .selectFrom('chat_handoffs as h')
+        .innerJoin('usecases as u', 'u.id', 'h.usecase_id')
+        .leftJoin('chat_sentences as a', 'a.id', 'h.last_answer_id')
+        .select((eb) => [
+          'h.usecase_id',
+          'u.description',
+          'h.event',
+          'h.reason',
+          eb.fn.countAll<string>().as('total'),
+          eb.fn.count<string>('a.id').filterWhere('a.rate', '=', 0).as('after_bad_answer'),
+        ])
+        .groupBy(['h.usecase_id', 'u.description', 'h.event', 'h.reason'])
+        .orderBy('h.usecase_id')
+        .orderBy('h.event')
+        .orderBy('h.reason');
+      if (scope.onlyClientId !== undefined) query = query.where('u.client_id', '=', scope.onlyClientId);
+      if (scope.usecaseIds) query = query.where('h.usecase_id', 'in', scope.usecaseIds);
+      if (scope.from) query = query.where('h.created_at', '>=', scope.from);
+      if (scope.before) query = query.where('h.created_at', '<', scope.before);
+      const rows = await query.execute();
+      return rows.map((r) => ({ ...r, total: Number(r.total), after_bad_answer: Number(r.after_bad_answer) }));
     },
 
     /** The earliest silence deadline that sendDueAutoMessages would act on (same conditions), if any. */
@@ -211,7 +272,7 @@ export function createChatsRepository(db: Kysely<Database>) {
      */
     async sendDueAutoMessages(now: Date, limit: number): Promise<DueAutoMessage[]> {
       return db.transaction().execute(async (trx) => {
-        const claimed = await sql<{ id: number; client_id: number; auto_msg: string }>`
+        const claimed = await sql<{ id: number; usecase_id: number; client_id: number; auto_msg: string }>`
           update chats as c
           set auto_msg_due_at = null, auto_msg_sent_at = ${now}, updated_at = ${now}
           from usecases as u
@@ -223,9 +284,12 @@ export function createChatsRepository(db: Kysely<Database>) {
             order by ch.auto_msg_due_at
             limit ${limit}
             for update of ch skip locked)
-          returning c.id, u.client_id, u.auto_msg`.execute(trx);
+          returning c.id, c.usecase_id, u.client_id, u.auto_msg`.execute(trx);
         const sent: DueAutoMessage[] = [];
         for (const row of claimed.rows) {
+          const timeout: Handoff = { event: 'auto_message', reason: 'timeout' };
+          await insertHandoff(trx, row.id, row.usecase_id, timeout, now);
+          await trx.updateTable('chats').set({ handoff_reason: handoffLabel(timeout) }).where('id', '=', row.id).execute();
           const sentence = await trx
             .insertInto('sentences')
             .values({ client_id: row.client_id, text: row.auto_msg, tokens: 0, created_at: now, updated_at: now })
@@ -240,8 +304,31 @@ export function createChatsRepository(db: Kysely<Database>) {
   };
 }
 
+/** A hand-off with its reason; the chat's latest assistant answer at this moment is kept with it. */
+async function insertHandoff(trx: Kysely<Database>, chatId: number, usecaseId: number, handoff: Handoff, now: Date): Promise<void> {
+  await trx
+    .insertInto('chat_handoffs')
+    .values((eb) => ({
+      chat_id: chatId,
+      usecase_id: usecaseId,
+      event: handoff.event,
+      reason: handoff.reason,
+      word: handoff.word ?? null,
+      user_id: handoff.user_id ?? null,
+      last_answer_id: eb
+        .selectFrom('chat_sentences')
+        .select((s) => s.fn.max('id').as('id'))
+        .where('chat_id', '=', chatId)
+        .where('role', '=', 2),
+      created_at: now,
+    }))
+    .execute();
+}
+
 async function applyChanges(trx: Kysely<Database>, chatId: number, usecaseId: number, changes: ChatChanges, now: Date): Promise<void> {
-  const { add_tokens: addTokens, ...columns } = changes;
+  const { add_tokens: addTokens, handoffs, ...rest } = changes;
+  const last = handoffs?.at(-1);
+  const columns = last ? { ...rest, handoff_reason: handoffLabel(last) } : rest;
   await trx
     .updateTable('chats')
     .set((eb) => ({

@@ -6,14 +6,14 @@ import { Errors, isAppError } from '../errors.js';
 import type { ConsumptionsService } from '../consumptions/consumptions.service.js';
 import type { Clock, EventLog } from '../ports.js';
 import { filterExpression, parseFields } from '../shared/filter/index.js';
-import { CHAT_COLUMNS, type ChatChanges, type ChatRow, type ChatsRepository, type SaidSentence } from './chats.repository.js';
+import { CHAT_COLUMNS, type ChatChanges, type ChatRow, type ChatsRepository, type Handoff, type HandoffCounts, type SaidSentence } from './chats.repository.js';
 import type { ClientsRepository } from './clients.repository.js';
 import type { ClientsService } from './clients.service.js';
 import { assertClientAccess, visibleClient } from '../shared/access.js';
 import { CHAT_SENTENCE_COLUMNS, type ChatSentenceRow, type SentencesRepository } from './sentences.repository.js';
 import type { UsecaseRow, UsecasesRepository } from './usecases.repository.js';
 import { usecaseClosedReason } from './usecases.service.js';
-import { containsAnyWord } from './words.js';
+import { firstListedWord } from './words.js';
 
 /**
  * Tokens one exchange may use, prompt and reply together: the legacy default of `max_tokens`. The
@@ -94,14 +94,14 @@ export function createChatsService(deps: {
     usecase.timeout_for_auto_msg > 0 && usecase.auto_msg.trim() !== '' ? new Date(from.getTime() + usecase.timeout_for_auto_msg * 1000) : null;
 
   /** System sentences in order, then the history, then the new user sentence; trimmed to the budget. */
-  async function buildPrompt(chat: ChatRow, userText: string): Promise<{ messages: LlmMessage[]; maxTokens: number }> {
+  async function buildPrompt(chat: ChatRow, userText: string): Promise<{ messages: LlmMessage[]; maxTokens: number; promptTokens: number }> {
     const system = (await sentences.listForUsecase(chat.usecase_id)).map((s): LlmMessage => ({ role: 'system', content: s.text }));
     const history = (await sentences.listForChat(chat.id)).map((s): LlmMessage => ({ role: ROLE_NAMES[s.role], content: s.text }));
     const latest: LlmMessage = { role: 'user', content: userText };
     for (let dropped = 0; dropped <= history.length; dropped++) {
       const messages = [...system, ...history.slice(dropped), latest];
       const used = await tokens.countMessages(messages);
-      if (CHAT_TOKEN_BUDGET - used >= MIN_REPLY_TOKENS) return { messages, maxTokens: CHAT_TOKEN_BUDGET - used };
+      if (CHAT_TOKEN_BUDGET - used >= MIN_REPLY_TOKENS) return { messages, maxTokens: CHAT_TOKEN_BUDGET - used, promptTokens: used };
     }
     throw Errors.wrongState(
       `The use case's sentences and this sentence leave no room for a reply within the ${CHAT_TOKEN_BUDGET}-token budget; shorten them`,
@@ -158,6 +158,9 @@ export function createChatsService(deps: {
       if (patch.control !== undefined) {
         changes.control_type = patch.control;
         if (patch.control === 'manual') changes.auto_msg_due_at = null;
+        if (patch.control === 'manual' && chat.control_type === 'auto') {
+          changes.handoffs = [{ event: 'manual', reason: 'operator', user_id: patch.managingUserId ?? caller.userId }];
+        }
       }
       if (patch.managingUserId !== undefined) {
         if (patch.managingUserId !== null) await checkUser(caller, patch.managingUserId, chat.client_id, 'user');
@@ -193,24 +196,38 @@ export function createChatsService(deps: {
 
       const closed = usecaseClosedReason(usecase, now);
       if (closed) throw Errors.wrongState(`${closed}: it takes no new user sentences`);
-      const attention = containsAnyWord(input.text, usecase.words_for_attention);
-      const base: ChatChanges = attention && !chat.needs_attention ? { needs_attention: true } : {};
+      const attentionWord = firstListedWord(input.text, usecase.words_for_attention);
+      const base: ChatChanges =
+        attentionWord !== null && !chat.needs_attention ? { needs_attention: true, handoffs: [{ event: 'attention', reason: 'word', word: attentionWord }] } : {};
 
       if (chat.control_type === 'manual') {
         const [id] = await chats.record(chat.id, chat.client_id, [posted], base, now);
         return id!;
       }
 
-      if (containsAnyWord(input.text, usecase.words_for_manual)) {
+      /** To a person: the ManualMessage (when set) answers, automatic replies stop, the reason is kept. */
+      const handOff = async (handoff: Handoff): Promise<number> => {
         const said = [posted];
         if (usecase.manual_message.trim() !== '') {
           said.push({ text: usecase.manual_message, tokens: await tokens.count(usecase.manual_message), role: 2, rate: null, user_id: null });
         }
-        const [id] = await chats.record(chat.id, chat.client_id, said, { ...base, control_type: 'manual', auto_msg_due_at: null }, now);
+        const changes: ChatChanges = { ...base, control_type: 'manual', auto_msg_due_at: null, handoffs: [...(base.handoffs ?? []), handoff] };
+        const [id] = await chats.record(chat.id, chat.client_id, said, changes, now);
         return id!;
-      }
+      };
 
-      const { messages, maxTokens } = await buildPrompt(chat, input.text);
+      const manualWord = firstListedWord(input.text, usecase.words_for_manual);
+      if (manualWord !== null) return handOff({ event: 'manual', reason: 'word', word: manualWord });
+
+      const prompt = await buildPrompt(chat, input.text);
+      const { messages } = prompt;
+      let maxTokens = prompt.maxTokens;
+      if (usecase.token_budget > 0) {
+        // The chat's tokens after this reply (provider totals so far, this prompt, the reply) must fit the budget.
+        const left = usecase.token_budget - chat.tokens - prompt.promptTokens;
+        if (left < MIN_REPLY_TOKENS) return handOff({ event: 'manual', reason: 'budget' });
+        maxTokens = Math.min(maxTokens, left);
+      }
       const apiKey = await clientsService.providerKeyOf(chat.client_id);
       let reply;
       try {
@@ -247,6 +264,14 @@ export function createChatsService(deps: {
       );
       announceDue(due);
       return id!;
+    },
+
+    /**
+     * Administrators' report: hand-offs per use case by reason and event, and how many followed an answer
+     * rated bad. Consumers' scope would be their client, but the route is for administrators.
+     */
+    async handoffReport(caller: Caller, query: { usecaseIds?: number[]; from?: Date; before?: Date }): Promise<HandoffCounts[]> {
+      return chats.handoffCounts({ onlyClientId: visibleClient(caller), ...query });
     },
 
     async sentencesOf(caller: Caller, chatId: number, query: { fields?: string; where?: string; tz: string }): Promise<{ rows: ChatSentenceRow[]; fields: string[] }> {

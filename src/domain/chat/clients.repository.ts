@@ -68,9 +68,15 @@ export type ClientDetails = Partial<
 export function createClientsRepository(db: Kysely<Database>) {
   return {
     /** Creates the client and, when `memberId` is given, makes that user its member, in one transaction. */
-    async insert(values: ClientDetails & { provider_key_enc: string; provider_key_hint: string; created_by: number }, memberId?: number): Promise<number> {
+    /** `sealKey` seals the provider key for the new row's id (the ciphertext is bound to its row). */
+    async insert(
+      values: ClientDetails & { provider_key_hint: string; created_by: number },
+      sealKey: (id: number) => string,
+      memberId?: number,
+    ): Promise<number> {
       return db.transaction().execute(async (trx) => {
         const { id } = await trx.insertInto('clients').values(values).returning('id').executeTakeFirstOrThrow();
+        await trx.updateTable('clients').set({ provider_key_enc: sealKey(id) }).where('id', '=', id).execute();
         if (memberId !== undefined) {
           await trx.updateTable('users').set({ client_id: id, updated_at: new Date() }).where('id', '=', memberId).where('client_id', 'is', null).execute();
         }
@@ -80,6 +86,18 @@ export function createClientsRepository(db: Kysely<Database>) {
 
     async findById(id: number): Promise<ClientRow | undefined> {
       return db.selectFrom('clients').select(COLUMNS).where('clients.id', '=', id).executeTakeFirst();
+    },
+
+    /** Every stored provider-key ciphertext, for the start-up check and key rotation. */
+    async listSealedKeys(): Promise<{ id: number; provider_key_enc: string }[]> {
+      const rows = await db.selectFrom('clients').select(['id', 'provider_key_enc']).where('provider_key_enc', 'is not', null).orderBy('id').execute();
+      return rows.map((row) => ({ id: row.id, provider_key_enc: row.provider_key_enc! }));
+    },
+
+    /** Replaces a ciphertext only if it is still the one read (a concurrent PATCH wins). */
+    async replaceSealedKey(id: number, previous: string, next: string): Promise<boolean> {
+      const result = await db.updateTable('clients').set({ provider_key_enc: next }).where('id', '=', id).where('provider_key_enc', '=', previous).executeTakeFirst();
+      return result.numUpdatedRows > 0n;
     },
 
     async findSealedKey(id: number): Promise<string | null | undefined> {

@@ -1,9 +1,12 @@
 import type { Caller } from '../caller.js';
-import { Errors } from '../errors.js';
+import { AppError, Errors } from '../errors.js';
 import { filterExpression, parseFields } from '../shared/filter/index.js';
 import { CLIENT_FIELDS, CLIENT_FILTER_COLUMNS, type ClientDetails, type ClientRow, type ClientsRepository } from './clients.repository.js';
 import { assertClientAccess, requireAdmin, visibleClient } from '../shared/access.js';
-import { maskSecret, type SecretBox } from './secret-box.js';
+import { maskSecret, SecretError, type SecretBox } from './secret-box.js';
+
+/** What a provider-key ciphertext is bound to (its AES-GCM additional data). */
+const secretOwner = (clientId: number) => `client:${clientId}`;
 
 export interface ClientChanges {
   details?: ClientDetails;
@@ -35,7 +38,8 @@ export function createClientsService(deps: { clients: ClientsRepository; secretB
     async create(caller: Caller, input: { providerKey: string; details?: ClientDetails }): Promise<number> {
       const key = checkProviderKey(input.providerKey);
       return clients.insert(
-        { ...input.details, provider_key_enc: secretBox.seal(key), provider_key_hint: maskSecret(key), created_by: caller.userId },
+        { ...input.details, provider_key_hint: maskSecret(key), created_by: caller.userId },
+        (id) => secretBox.seal(key, secretOwner(id)),
         caller.clientId === null ? caller.userId : undefined,
       );
     },
@@ -48,7 +52,7 @@ export function createClientsService(deps: { clients: ClientsRepository; secretB
       const patch: ClientDetails & { provider_key_enc?: string; provider_key_hint?: string } = { ...changes.details };
       if (changes.providerKey !== undefined) {
         const key = checkProviderKey(changes.providerKey);
-        patch.provider_key_enc = secretBox.seal(key);
+        patch.provider_key_enc = secretBox.seal(key, secretOwner(id));
         patch.provider_key_hint = maskSecret(key);
       }
       const nothing = Object.keys(patch).length === 0 && changes.attachUserId === undefined && changes.detachUserId === undefined;
@@ -68,12 +72,39 @@ export function createClientsService(deps: { clients: ClientsRepository; secretB
     /** The decrypted key of a client, for one provider call; never rendered, never logged. */
     async providerKeyOf(clientId: number): Promise<string> {
       const sealed = await clients.findSealedKey(clientId);
-      if (!sealed) throw Errors.noProviderKey(clientId);
+      if (!sealed) throw new AppError('wrong_state', `Client ${clientId} has no provider key; set one with PATCH /client.php`);
       try {
-        return secretBox.open(sealed);
-      } catch {
-        throw Errors.providerKeyUnreadable(clientId);
+        return secretBox.open(sealed, secretOwner(clientId));
+      } catch (error) {
+        // Never used when it does not authenticate: a swapped row would send another client's key.
+        const why = error instanceof SecretError ? error.message : 'it cannot be decrypted';
+        throw new AppError('wrong_state', `The provider key of client ${clientId} cannot be used: ${why}; set it again with PATCH /client.php`);
       }
+    },
+
+    /**
+     * Opens every stored provider key with the configured keys. `reseal` 'legacy' re-seals values of the
+     * earlier form without row binding (done at every start); 'stale' also re-seals values under the
+     * previous key (key rotation). Answers what it found; rows that fail are left untouched.
+     */
+    async checkStoredSecrets(reseal: 'none' | 'legacy' | 'stale'): Promise<{ checked: number; resealed: number; failures: string[] }> {
+      let resealed = 0;
+      const failures: string[] = [];
+      const rows = await clients.listSealedKeys();
+      for (const row of rows) {
+        let plain: string;
+        try {
+          plain = secretBox.open(row.provider_key_enc, secretOwner(row.id));
+        } catch (error) {
+          failures.push(error instanceof SecretError ? error.message : `the stored secret of ${secretOwner(row.id)} cannot be decrypted`);
+          continue;
+        }
+        const legacy = row.provider_key_enc.startsWith('v1:');
+        if ((reseal === 'legacy' && legacy) || (reseal === 'stale' && secretBox.isStale(row.provider_key_enc))) {
+          if (await clients.replaceSealedKey(row.id, row.provider_key_enc, secretBox.seal(plain, secretOwner(row.id)))) resealed++;
+        }
+      }
+      return { checked: rows.length, resealed, failures };
     },
   };
 }

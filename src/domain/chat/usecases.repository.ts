@@ -1,7 +1,6 @@
-import { type Expression, type Kysely, type Selectable, sql, type SqlBool, type Transaction } from 'kysely';
+import { sql, type Expression, type Kysely, type SqlBool, type Transaction } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../db/schema.js';
-import type { UsecasesTable } from '../../db/tables/chat.js';
 import type { ColumnWhitelist } from '../shared/filter/index.js';
 
 const COLUMNS = [
@@ -20,6 +19,7 @@ const COLUMNS = [
   'usecases.manual_message',
   'usecases.temperature',
   'usecases.is_active',
+  'usecases.token_budget',
   'usecases.hash',
   'usecases.created_at',
   'usecases.updated_at',
@@ -44,9 +44,31 @@ export const USECASE_COLUMNS: ColumnWhitelist = {
   Hash: { column: 'usecases.hash', type: 'text' },
   Temperature: { column: 'usecases.temperature', type: 'number' },
   Active: { column: 'usecases.is_active', type: 'bool' },
+  TokenBudget: { column: 'usecases.token_budget', type: 'int' },
 };
 
-export type UsecaseRow = Selectable<UsecasesTable>;
+export interface UsecaseRow {
+  id: number;
+  client_id: number;
+  user_id: number | null;
+  description: string;
+  welcome: string;
+  start_at: Date;
+  finish_at: Date | null;
+  tokens: number;
+  words_for_manual: string;
+  words_for_attention: string;
+  timeout_for_auto_msg: number;
+  auto_msg: string;
+  manual_message: string;
+  temperature: number;
+  is_active: boolean;
+  /** Tokens one chat may use, prompt and replies (0: no limit). */
+  token_budget: number;
+  hash: string;
+  created_at: Date;
+  updated_at: Date;
+}
 
 /** The scenario fields a client sets through `data`. */
 export interface UsecaseFields {
@@ -60,6 +82,7 @@ export interface UsecaseFields {
   auto_msg?: string;
   manual_message?: string;
   temperature?: number;
+  token_budget?: number;
 }
 
 export interface UsecaseListScope {

@@ -96,8 +96,8 @@ export interface ModelFamily<State = unknown> {
   readonly kind: OutputKind;
   /** Whether the family can be fitted on `rows` fit rows of this data (e.g. SARIMA needs a time axis and two seasons). */
   applies(info: SeriesInfo, rows: number): boolean;
-  /** Relative cost of one fit on `rows` rows (naive 1 ... network 100+), used to weight progress. */
-  cost(info: SeriesInfo, rows: number): number;
+  /** Relative cost of one fit on `rows` rows (naive 1 ... network 100+; `final` as in FitContext), used to weight progress. */
+  cost(info: SeriesInfo, rows: number, final?: boolean): number;
   fit(rows: FitRows, ctx: FitContext): FittedModel<State>;
   /** Rebuilds the fitted model from its stored state (after a restart); must predict identically. */
   revive(state: State): FittedModel<State>;

@@ -384,7 +384,7 @@ export function createNetworkFamily(base?: ModelFamily): ModelFamily<NetworkStat
     name: 'network',
     kind: 'numeric',
     applies: (info, rows) => rows >= 10 && (base ? base.applies(info, rows) : true),
-    cost: (info, rows) => (base ? base.cost(info, rows) : 0) + 20 + plannedWork(rows, planFor(rows, info.timeOrdered, undefined)) / 5000,
+    cost: (info, rows, final) => (base ? base.cost(info, rows) : 0) + 20 + plannedWork(rows, planFor(rows, info.timeOrdered, undefined, final ?? true)) / 5000,
     fit(rows, ctx) {
       const n = rows.target.length;
       const y = rows.target as number[];
@@ -480,7 +480,7 @@ export const networkClassifierFamily: ModelFamily<NetworkClassifierState> = {
   name: 'network',
   kind: 'categorical',
   applies: (_info: SeriesInfo, rows: number) => rows >= 10,
-  cost: (info, rows) => 20 + plannedWork(rows, planFor(rows, info.timeOrdered, undefined)) / 5000,
+  cost: (info, rows, final) => 20 + plannedWork(rows, planFor(rows, info.timeOrdered, undefined, final ?? true)) / 5000,
   fit(rows, ctx) {
     const labels = rows.target as string[];
     const n = labels.length;

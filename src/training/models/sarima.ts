@@ -42,6 +42,8 @@ const MAX_SEASON = 60;
 const MIN_HISTORY = 600;
 /** Hard cap on the number of ARIMA fits during order selection. */
 const MAX_FITS = 12;
+/** Backtest fits only rank the family: a shorter stepwise search (the start models and two moves). */
+const MAX_BACKTEST_FITS = 6;
 const MAX_P = 2;
 const MAX_Q = 2;
 const MAX_SP = 1;
@@ -348,9 +350,10 @@ function selectOrders(series: number[], season: number, ctx: FitContext): Candid
   const tried = new Map<string, number>();
   let best: Candidate | undefined;
   let fits = 0;
+  const maxFits = ctx.final === false ? MAX_BACKTEST_FITS : MAX_FITS;
   const consider = (o: SarimaOrders): boolean => {
     const k = key(o);
-    if (tried.has(k) || fits >= MAX_FITS) return false;
+    if (tried.has(k) || fits >= maxFits) return false;
     if (series.length < minLength(o)) {
       tried.set(k, Number.POSITIVE_INFINITY);
       return false;
@@ -364,7 +367,7 @@ function selectOrders(series: number[], season: number, ctx: FitContext): Candid
     }
     const aic = outcome?.ok ? outcome.aic : Number.POSITIVE_INFINITY;
     tried.set(k, aic);
-    ctx.progress(Math.min(0.95, fits / MAX_FITS));
+    ctx.progress(Math.min(0.95, fits / maxFits));
     // Ties go to the model tried first (the simpler start models come early), keeping the search deterministic.
     if (outcome && Number.isFinite(aic) && (!best || aic < best.aic - 1e-9)) {
       best?.model.destroy();
@@ -376,7 +379,7 @@ function selectOrders(series: number[], season: number, ctx: FitContext): Candid
   };
   for (const o of starts) consider(o);
   let improved = best !== undefined;
-  while (improved && fits < MAX_FITS) {
+  while (improved && fits < maxFits) {
     improved = false;
     for (const n of neighbours(best!.orders)) {
       if (consider(n)) {
@@ -478,11 +481,11 @@ export const sarimaFamily: ModelFamily<SarimaState> = {
     const seasonal = info.season >= 2 && info.season <= MAX_SEASON;
     return rows >= 16 && (!seasonal || rows >= 2 * info.season + 8);
   },
-  cost(info: SeriesInfo, rows: number): number {
+  cost(info: SeriesInfo, rows: number, final?: boolean): number {
     // Up to MAX_FITS likelihood fits on at most max(10 s, 600) steps; a seasonal state space grows with s.
     const n = Math.min(rows, Math.max(10 * info.season, MIN_HISTORY));
     const seasonal = info.season >= 2 && info.season <= MAX_SEASON ? 1 + info.season / 12 : 1;
-    return Math.max(5, Math.round((MAX_FITS * n * seasonal) / 100));
+    return Math.max(5, Math.round(((final === false ? MAX_BACKTEST_FITS : MAX_FITS) * n * seasonal) / 100));
   },
   fit: fitSarima,
   revive(state: SarimaState): FittedModel<SarimaState> {
