@@ -3,6 +3,7 @@ const all: Record<string, () => Promise<unknown>> = {
   sessions: async () => (await import('./sessions/run.js')).benchSessions(),
   train: async () => (await import('./train/run.js')).benchTrain(),
   load: async () => (await import('./load/run.js')).benchLoad(),
+  replies: async () => (await import('./replies/run.js')).benchReplies(),
   forecast: async () => (await import('./forecast/run.js')).benchForecast(),
 };
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(all);

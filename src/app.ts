@@ -11,6 +11,8 @@ import { parse as parseQuery } from 'node:querystring';
 import type { Config } from './config.js';
 import { Errors } from './domain/errors.js';
 import { failure, ok } from './http/envelope.js';
+import { z } from 'zod';
+import { documentRoute, documentTags, errorEnvelope, replyContract, toOpenApiSchema } from './http/contract.js';
 import { registerErrorHandling } from './http/errors.js';
 import { loggerOptions, redactingChild } from './http/logging.js';
 import type { Logger } from 'pino';
@@ -126,24 +128,41 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(swagger, {
     openapi: {
-      info: { title: 'Model Training and Chat Service', version: '202203010900' },
+      info: {
+        title: 'Model Training and Chat Service',
+        version: '202203010900',
+        description:
+          'Every reply is the envelope {status, data}: status 0 with the data documented per operation, or status 1 with a message (HTTP 200). ' +
+          'Every parameter is read from the query string, an urlencoded or multipart form, or JSON alike; GET operations list them in the query, the others in the body.',
+        license: { name: 'Proprietary', url: 'http://front.example/license' },
+      },
+      servers: [{ url: '/' }],
+      tags: [...documentTags(), { name: 'Probes', description: 'Liveness, readiness and metrics for orchestrators' }],
       components: {
         securitySchemes: {
           session: { type: 'apiKey', in: 'query', name: 'session' },
           bearer: { type: 'http', scheme: 'bearer' },
+          cookie: { type: 'apiKey', in: 'cookie', name: 'session' },
         },
+        schemas: { ErrorEnvelope: toOpenApiSchema(errorEnvelope) },
       },
     },
+    transform: documentRoute,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   // Probes for orchestrators: /healthz says the process is up, /readyz that it can serve.
-  app.get('/healthz', async () => ok('ok'));
-  app.get('/metrics', async (_request, reply) => {
+  const probe = (summary: string, data: z.ZodType) => {
+    const contract = replyContract(data);
+    return { schema: { summary, tags: ['Probes'], security: [], response: contract.response }, serializerCompiler: contract.serializerCompiler };
+  };
+  app.get('/healthz', probe('The process is up', z.literal('ok')), async () => ok('ok'));
+  const metricsDoc = { description: 'Prometheus text exposition', content: { 'text/plain': { schema: { type: 'string' } } } };
+  app.get('/metrics', { schema: { summary: 'Prometheus metrics', tags: ['Probes'], security: [], response: { 200: metricsDoc } } }, async (_request, reply) => {
     await options.beforeScrape?.().catch(() => undefined);
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/readyz', probe('The database is reachable and migrations are current', z.literal('ready')), async (_request, reply) => {
     const state = options.readiness ? await options.readiness().catch((e: Error) => ({ ready: false, reason: e.message })) : { ready: true };
     if (!state.ready) return reply.code(503).send(failure(`not ready: ${state.reason ?? 'unknown'}`));
     return ok('ready');

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import { z } from 'zod';
 import type { Caller } from '../domain/caller.js';
 import { requireAdmin } from '../domain/shared/access.js';
+import { replyContract, toOpenApiSchema } from './contract.js';
 import { ok } from './envelope.js';
 import { collectParams, parseParams } from './params.js';
 
@@ -40,7 +41,7 @@ export interface RouteContext<P, A extends AuthScope> {
   reply: FastifyReply;
 }
 
-export interface RouteSpec<S extends z.ZodType, A extends AuthScope> {
+export interface RouteSpec<S extends z.ZodType, A extends AuthScope, R extends z.ZodType = z.ZodType> {
   method: Extract<HTTPMethods, 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'>;
   /** Resource path inside the version prefix, e.g. `/sessions.php`. */
   url: string;
@@ -48,10 +49,18 @@ export interface RouteSpec<S extends z.ZodType, A extends AuthScope> {
   summary: string;
   params: S;
   upload?: boolean;
+  /** Upload routes read their multipart fields themselves: the documented form (file fields as `format: binary`). */
+  form?: z.ZodType;
+  /**
+   * The envelope's `data` on success. It documents the reply and serialises it: only declared fields
+   * leave the service. `example` overrides the example derived from the schema.
+   */
+  reply: R;
+  example?: z.output<R>;
   /** Per-IP limit (requests per minute) through @fastify/rate-limit, for login-like routes. */
   perMinute?: number;
   /** Answers the envelope's `data`; a thrown AppError becomes the error envelope. */
-  handler(ctx: RouteContext<z.infer<S>, A>): Promise<unknown>;
+  handler(ctx: RouteContext<z.infer<S>, A>): Promise<NoInfer<z.output<R>>>;
 }
 
 /** The session value from the `session` parameter, a `session` cookie, or `Authorization: Bearer`. */
@@ -75,9 +84,10 @@ export async function guard(request: FastifyRequest, scope: AuthScope, params: R
   return caller;
 }
 
-export function defineRoute<S extends z.ZodType, A extends AuthScope>(app: FastifyInstance, spec: RouteSpec<S, A>): void {
-  const docSchema = toDocSchema(spec.params);
+export function defineRoute<S extends z.ZodType, A extends AuthScope, R extends z.ZodType = z.ZodType>(app: FastifyInstance, spec: RouteSpec<S, A, R>): void {
+  const docSchema = toDocSchema(spec.form ?? spec.params);
   const inBody = spec.method !== 'GET';
+  const contract = replyContract(spec.reply, spec.example);
   app.route({
     method: spec.method,
     url: spec.url,
@@ -89,7 +99,9 @@ export function defineRoute<S extends z.ZodType, A extends AuthScope>(app: Fasti
     schema: {
       summary: spec.summary,
       ...(inBody ? { body: docSchema } : { querystring: docSchema }),
+      response: contract.response,
     },
+    serializerCompiler: contract.serializerCompiler,
     handler: async (request, reply) => {
       const raw = collectParams(request);
       const caller = spec.upload ? null : await guard(request, spec.auth, raw);
@@ -101,14 +113,21 @@ export function defineRoute<S extends z.ZodType, A extends AuthScope>(app: Fasti
   });
 }
 
-/** OpenAPI documentation of a route's parameters, generated from its zod schema. */
+/**
+ * OpenAPI documentation of a route's parameters, generated from its zod schema. A parameter is
+ * required when its schema refuses absence (defaults and optionals do not).
+ */
 function toDocSchema(schema: z.ZodType): Record<string, unknown> {
   try {
-    const json = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any', target: 'draft-7' }) as Record<string, unknown>;
-    delete json.$schema;
-    // Everything may also come from the query string or a form; the documented shape is advisory.
-    delete json.required;
+    const json = toOpenApiSchema(schema);
     delete json.additionalProperties;
+    delete json.required;
+    if (schema instanceof z.ZodObject) {
+      const required = Object.entries(schema.shape as Record<string, z.ZodType>)
+        .filter(([, field]) => !field.safeParse(undefined).success)
+        .map(([name]) => name);
+      if (required.length > 0) json.required = required;
+    }
     return json;
   } catch {
     return { type: 'object' };

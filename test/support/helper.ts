@@ -14,6 +14,7 @@ import { createScryptHasher } from '../../src/domain/accounts/secrets.js';
 import type { Clock } from '../../src/domain/ports.js';
 import { createMailer } from '../../src/mail/mailer.js';
 import { buildServices, type Services } from '../../src/services.js';
+import { contractChecker } from './contract.js';
 import { withDatabase } from './global-setup.js';
 import { startSmtpServer } from './smtp.js';
 
@@ -118,6 +119,17 @@ export async function createTestContext(options: { env?: Record<string, string>;
     secretKey: 'test-secret-key-0123456789abcdef0123456789',
   });
   const app = await buildApp({ config, services, logger });
+  // The contract: every reply must match its operation's documented schema (see contract.ts).
+  const contract = contractChecker(app);
+  const contractViolations: string[] = [];
+  app.addHook('onSend', async (request, reply, payload) => {
+    const problem = contract.check(request.method, request.routeOptions.url, reply.statusCode, payload);
+    if (problem) contractViolations.push(problem);
+    return payload;
+  });
+  const assertContract = () => {
+    if (contractViolations.length > 0) throw new Error(`Contract violated: ${contractViolations.splice(0).join('\n')}`);
+  };
   await app.ready();
 
   const ctx: TestContext = {
@@ -130,6 +142,7 @@ export async function createTestContext(options: { env?: Record<string, string>;
     logLines,
     async request(opts) {
       const res = await app.inject(opts);
+      assertContract();
       let envelope: { status: number | string; data: any };
       try {
         envelope = res.json();
@@ -155,6 +168,8 @@ export async function createTestContext(options: { env?: Record<string, string>;
       await app.close();
       if (!options.database) await database.close();
       await mail.close();
+      // Replies of tests that called app.inject directly are checked here.
+      assertContract();
     },
   };
   return ctx;

@@ -5,6 +5,7 @@ import type { Services } from '../../services.js';
 import { sessionCookie } from '../shared/accounts.handlers.js';
 import { loginParams } from '../shared/accounts.params.js';
 import { logoutRoutes, summariesRoute, usersRoutes } from '../shared/users.routes.js';
+import { OlderLogin, OlderSessionCheck } from '../shared/accounts.shapes.js';
 
 /** Section 4.1 as the older version shapes it (spec 9.3): login {User_Id, Hash}, check answers the token. */
 export function accountsRoutes(app: FastifyInstance, services: Services, options: { loginPerMinute: number }) {
@@ -15,6 +16,7 @@ export function accountsRoutes(app: FastifyInstance, services: Services, options
     perMinute: options.loginPerMinute,
     summary: 'Log in; answers [{User_Id, Hash}]',
     params: loginParams,
+    reply: OlderLogin,
     async handler({ params, request, reply }) {
       const { token, user } = await services.sessions.login(params.email, params.password, { ip: request.ip, requestId: request.id });
       sessionCookie(reply, token);
@@ -28,6 +30,7 @@ export function accountsRoutes(app: FastifyInstance, services: Services, options
     auth: 'session',
     summary: 'Check a session; answers the session token',
     params: z.object({}),
+    reply: OlderSessionCheck,
     async handler({ caller }) {
       return caller.token;
     },

@@ -5,6 +5,7 @@ import { collectParams, p } from '../../http/params.js';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
 import { columnFields, receiveUpload, rowsParams } from '../shared/data.handlers.js';
+import { DataReply, ModifyReply, OlderUploadForm, UploadConfirmation } from '../shared/data.shapes.js';
 
 /** Older version (spec 9): GET/POST/PUT /data.php only; `type` defaults to 1, `tz` everywhere, `servicefile`. */
 export function dataRoutes(app: FastifyInstance, services: Services) {
@@ -25,6 +26,7 @@ export function dataRoutes(app: FastifyInstance, services: Services) {
       estimate: rowsParams.estimate.optional(),
       intervals: rowsParams.intervals.default(0),
     }),
+    reply: DataReply,
     async handler({ params, caller }) {
       if (params.type === 1) {
         return params.job_id === undefined ? services.data.mappingValues() : services.data.columns(caller, params.job_id, params.output ?? 0);
@@ -51,8 +53,10 @@ export function dataRoutes(app: FastifyInstance, services: Services) {
     url: '/data.php',
     auth: 'session',
     upload: true,
+    form: OlderUploadForm,
     summary: 'Upload CSV data (multipart field servicefile) to a job; a created job becomes pending',
     params: z.object({}),
+    reply: UploadConfirmation,
     async handler({ request }) {
       return receiveUpload(request, services, {
         params: z.object({ tz: p.tz(), job_id: p.id() }),
@@ -67,6 +71,7 @@ export function dataRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: '`{column-name}` = ignore (drop) or a data type; `period` moves the output dates ahead into a new output record',
     params: z.object({ tz: p.tz(), job_id: p.id(), output: p.flag().default(0), period: p.string(100).optional() }),
+    reply: ModifyReply,
     async handler({ params, caller, request }) {
       return services.data.modify(caller, { jobId: params.job_id, output: params.output, period: params.period, fields: columnFields(collectParams(request)) });
     },

@@ -4,6 +4,7 @@ import { Errors } from '../../domain/errors.js';
 import { p } from '../../http/params.js';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
+import { success } from '../../http/contract.js';
 
 /** Parameters that are not data columns. */
 const RESERVED = new Set(['session', 'tz', 'job_id', 'training_id']);
@@ -31,6 +32,7 @@ export function forecastsRoutes(app: FastifyInstance, services: Services) {
     summary:
       "Predict the output columns for the posted {column-name} values with the network of job_id (or training_id's, or the caller's newest finished job); the row is kept as a new output of the job",
     params: z.looseObject({ tz: p.tz(), job_id: p.id().optional(), training_id: p.id().optional() }),
+    reply: success,
     async handler({ params, caller }) {
       await services.forecasts.forecast(caller, { jobId: params.job_id, trainingId: params.training_id, cells: cellsOf(params) });
       return 'success';

@@ -5,6 +5,7 @@ import type { Services } from '../../services.js';
 import { logoutRoutes, summariesRoute, usersRoutes } from '../shared/users.routes.js';
 import { loginParams } from '../shared/accounts.params.js';
 import { sessionCookie } from '../shared/accounts.handlers.js';
+import { CurrentLogin, SessionCheck } from '../shared/accounts.shapes.js';
 
 /** Section 4.1 of the current version: sessions, passwords, users, summaries. */
 export function accountsRoutes(app: FastifyInstance, services: Services, options: { loginPerMinute: number }) {
@@ -15,6 +16,7 @@ export function accountsRoutes(app: FastifyInstance, services: Services, options
     perMinute: options.loginPerMinute,
     summary: 'Log in; answers [{User_Role, Name, Client_Id, User_Id, Hash}] and sets the session cookie',
     params: loginParams,
+    reply: CurrentLogin,
     async handler({ params, request, reply }) {
       const { token, user } = await services.sessions.login(params.email, params.password, { ip: request.ip, requestId: request.id });
       sessionCookie(reply, token);
@@ -36,6 +38,7 @@ export function accountsRoutes(app: FastifyInstance, services: Services, options
     auth: 'session',
     summary: 'Check a session: {hash, user: {role, name}}',
     params: z.object({}),
+    reply: SessionCheck,
     async handler({ caller }) {
       return { hash: caller.token, user: { role: caller.role, name: caller.name } };
     },

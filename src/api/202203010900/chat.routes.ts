@@ -13,11 +13,13 @@ import { eventStream } from '../../http/sse.js';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
 import { formatNullableTimestamp, formatTimestamp, wireDateToInstant } from '../shared/time.js';
+import { success } from '../../http/contract.js';
+import { ChatAreaId, ChatRecord, ClientRecord, HandoffReport, LinkCount, PromptReply, SentenceRecord, UsecaseRecord } from './chat.shapes.js';
 
 // ---------- wire records (numbers as strings, legacy casing; additions noted in docs/interface-notes.md) ----------
 
 const str = (n: number | null) => (n === null ? null : String(n));
-const flag = (b: boolean) => (b ? '1' : '0');
+const flag = (b: boolean): '1' | '0' => (b ? '1' : '0');
 
 /** Keeps the columns `fields` picked, in the order given. */
 function pick<T extends Record<string, unknown>>(record: T, fields: string[]): Partial<T> {
@@ -224,6 +226,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Clients: every client for administrators, your own otherwise; CompanyProviderKey masked for administrators, null otherwise',
     params: z.object(listing),
+    reply: z.array(ClientRecord),
     async handler({ params, caller }) {
       const { rows, fields } = await services.clients.list(caller, params);
       return rows.map((row) => pick(clientRecord(row, caller), fields));
@@ -236,6 +239,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Create a client with its provider key (stored encrypted); a user without a client becomes its member. Answers the id',
     params: z.object({ tz: p.tz(), provider_key: p.string(500), data: p.json(clientData, 10_000).optional() }),
+    reply: ChatAreaId,
     async handler({ params, caller }) {
       return services.clients.create(caller, { providerKey: params.provider_key, details: clientDetails(params.data) });
     },
@@ -254,6 +258,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
       user_id: p.id().optional(),
       detach: p.flag().optional(),
     }),
+    reply: success,
     async handler({ params, caller }) {
       if (params.detach === 1 && params.user_id === undefined) throw Errors.missingParameter('user_id');
       await services.clients.patch(caller, params.id, {
@@ -273,6 +278,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: "Use cases: of a user's client changed since upd_date, of one client (clie_id), or filtered with fields/where",
     params: z.object({ ...listing, user_id: p.id().optional(), upd_date: p.date().optional(), clie_id: p.id().optional() }),
+    reply: z.array(UsecaseRecord),
     async handler({ params, caller }) {
       const { rows, fields } = await services.usecases.list(caller, {
         userId: params.user_id,
@@ -292,6 +298,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Create a use case of a client from a JSON object of its fields; answers the id',
     params: z.object({ tz: p.tz(), client_id: p.id(), data: p.json(usecaseData) }),
+    reply: ChatAreaId,
     async handler({ params, caller }) {
       return services.usecases.create(caller, params.client_id, usecaseFields(params.data, params.tz));
     },
@@ -303,6 +310,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Update a use case (data JSON), close=1 / open=1 it, or set active 0/1; LastUpdDateTime and Hash change',
     params: z.object({ tz: p.tz(), id: p.id(), data: p.json(usecaseData).optional(), close: p.int().optional(), open: p.int().optional(), active: p.flag().optional() }),
+    reply: success,
     async handler({ params, caller }) {
       await services.usecases.patch(caller, params.id, {
         fields: params.data === undefined ? undefined : usecaseFields(params.data, params.tz),
@@ -321,6 +329,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Link sentences to use cases (comma-separated ids), at order_id or at the end; answers how many links were made',
     params: z.object({ tz: p.tz(), usca_id: p.idList(), sent_id: p.idList(), order_id: position().optional() }),
+    reply: LinkCount,
     async handler({ params, caller }) {
       return services.usecases.linkSentences(caller, params.usca_id, params.sent_id, params.order_id);
     },
@@ -332,6 +341,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: "Unlink sentences from use cases; tokens=1 subtracts the sentences' tokens from the use case",
     params: z.object({ tz: p.tz(), usca_id: p.idList(), sent_id: p.idList(), tokens: p.flag().default(0) }),
+    reply: success,
     async handler({ params, caller }) {
       await services.usecases.unlinkSentences(caller, params.usca_id, params.sent_id, params.tokens === 1);
       return 'success';
@@ -344,6 +354,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Move the sentence at position order_id one place Up or Down in the use case',
     params: z.object({ tz: p.tz(), usca_id: p.id(), order_id: position(), direction: direction() }),
+    reply: success,
     async handler({ params, caller }) {
       await services.usecases.moveSentence(caller, params.usca_id, params.order_id, params.direction);
       return 'success';
@@ -357,6 +368,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Chats of your client (every chat for administrators), by user_id, hash, upd_date, chat_id list, or fields/where',
     params: z.object({ ...listing, user_id: p.id().optional(), hash: p.string(255).optional(), upd_date: p.date().optional(), chat_id: p.idList().optional() }),
+    reply: z.array(ChatRecord),
     async handler({ params, caller }) {
       const { rows, fields } = await services.chat.list(caller, {
         userId: params.user_id,
@@ -377,6 +389,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: "Start a chat on an open use case; its Welcome is the first assistant sentence. Answers the id",
     params: z.object({ tz: p.tz(), usca_id: p.id(), user_id: p.id(), hash: p.string(255).optional() }),
+    reply: ChatAreaId,
     async handler({ params, caller }) {
       return services.chat.create(caller, { usecaseId: params.usca_id, userId: params.user_id, hash: params.hash });
     },
@@ -397,6 +410,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
       tokens: p.int().default(0),
       active: p.flag().optional(),
     }),
+    reply: success,
     async handler({ params, caller }) {
       await services.chat.patch(caller, params.id, {
         finish: params.finish === 1,
@@ -417,6 +431,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: "A chat's sentences in order (chat_id), a use case's in prompt order (usca_id), or your client's filtered with fields/where",
     params: z.object({ ...listing, chat_id: p.id().optional(), usca_id: p.id().optional() }),
+    reply: z.array(SentenceRecord),
     async handler({ params, caller }) {
       const query = { fields: params.fields, where: params.where, tz: params.tz };
       if (params.chat_id !== undefined) {
@@ -448,6 +463,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
       rate: p.flag().default(1),
       tokens: p.flag().default(0),
     }),
+    reply: ChatAreaId,
     async handler({ params, caller }) {
       if (params.chat_id !== undefined) {
         return services.chat.say(caller, { chatId: params.chat_id, text: params.text, role: params.role, rate: params.rate, userId: params.user_id });
@@ -462,6 +478,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: "Change a sentence's text (its token count follows)",
     params: z.object({ tz: p.tz(), id: p.id(), new_text: p.string(20_000) }),
+    reply: success,
     async handler({ params, caller }) {
       await services.sentences.patchText(caller, params.id, params.new_text);
       return 'success';
@@ -475,6 +492,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     summary:
       'Addition: hand-offs per use case (administrators): counts by reason (word, operator, timeout, budget) and by event (manual, attention, auto_message), and the share that followed an answer rated bad',
     params: z.object({ tz: p.tz(), usca_id: p.idList().optional(), date_from: p.date().optional(), date_to: p.date().optional() }),
+    reply: z.array(HandoffReport),
     async handler({ params, caller }) {
       const rows = await services.chat.handoffReport(caller, {
         usecaseIds: params.usca_id,
@@ -511,6 +529,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Rate a sentence of a chat: 0 bad, 1 good',
     params: z.object({ tz: p.tz(), chat_id: p.id(), sent_id: p.id(), rate: p.flag() }),
+    reply: success,
     async handler({ params, caller }) {
       await services.chat.rate(caller, params.chat_id, params.sent_id, params.rate);
       return 'success';
@@ -530,11 +549,13 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
       max_tokens: p.int().refine((n) => n >= 1, { error: 'must be a positive number of tokens' }).default(DEFAULT_PROMPT_MAX_TOKENS),
       tokens: p.flag().default(0),
     }),
+    reply: PromptReply,
     async handler({ params, caller, request, reply }) {
       const prompt = parsePrompt(params.prompt);
       if (params.tokens === 1) return services.prompts.countTokens(prompt);
       if (/\btext\/event-stream\b/i.test(request.headers.accept ?? '')) {
-        return streamPrompt(services, caller, request, reply, prompt, params.max_tokens);
+        // The stream has taken over the reply: nothing of this value is sent.
+        return (await streamPrompt(services, caller, request, reply, prompt, params.max_tokens)) ?? '';
       }
       return (await services.prompts.complete(caller, prompt, params.max_tokens)).text;
     },

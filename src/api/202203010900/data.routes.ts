@@ -6,6 +6,8 @@ import { collectParams, p } from '../../http/params.js';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
 import { columnFields, listOf, probability, receiveUpload, rowsParams } from '../shared/data.handlers.js';
+import { success } from '../../http/contract.js';
+import { AggregateRow, CurrentUploadForm, DataReply, ModifyReply, OutputConfirmation, UploadConfirmation } from '../shared/data.shapes.js';
 
 /** Sections 4.5 and 4.8 of the current version: data files and data tables. */
 export function dataRoutes(app: FastifyInstance, services: Services) {
@@ -26,6 +28,7 @@ export function dataRoutes(app: FastifyInstance, services: Services) {
       estimate: rowsParams.estimate.optional(),
       intervals: rowsParams.intervals.default(0),
     }),
+    reply: DataReply,
     async handler({ params, caller }) {
       if (params.type === 1) {
         return params.job_id === undefined ? services.data.mappingValues() : services.data.columns(caller, params.job_id, params.output);
@@ -40,8 +43,10 @@ export function dataRoutes(app: FastifyInstance, services: Services) {
     url: '/data.php',
     auth: 'session',
     upload: true,
+    form: CurrentUploadForm,
     summary: 'Upload CSV data (multipart field Servicefile, `file` files) to a job; a created job becomes pending',
     params: z.object({}),
+    reply: UploadConfirmation,
     async handler({ request }) {
       return receiveUpload(request, services, {
         params: z.object({ tz: p.tz(), job_id: p.id(), file: p.int().refine((v) => v >= 1, { error: 'must be 1 or more' }).default(1) }),
@@ -56,6 +61,7 @@ export function dataRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: '`period` moves the output dates ahead into a new output record (answers its id); `{column-name}` = ignore or a data type',
     params: z.object({ job_id: p.id(), output: p.flag().default(0), period: p.string(100).optional() }),
+    reply: ModifyReply,
     async handler({ params, caller, request }) {
       return services.data.modify(caller, { jobId: params.job_id, output: params.output, period: params.period, fields: columnFields(collectParams(request)) });
     },
@@ -73,6 +79,7 @@ export function dataRoutes(app: FastifyInstance, services: Services) {
       columns_info: p.string(100_000),
       load_columns: p.int(),
     }),
+    reply: z.array(AggregateRow),
     async handler({ params, caller }) {
       return services.data.aggregate(caller, {
         jobId: params.job_id,
@@ -89,6 +96,7 @@ export function dataRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: "Confirmation of a job's latest output",
     params: z.object({ job_id: p.int().default(0) }),
+    reply: OutputConfirmation,
     async handler({ params, caller }) {
       return services.data.outputSummary(caller, params.job_id);
     },
@@ -100,6 +108,7 @@ export function dataRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: "Replace items with values in a job's latest output, each cell with the given probability",
     params: z.object({ tz: p.tz(), job_id: p.int().default(0), items: p.string(100_000), values: p.text(100_000), probability: probability() }),
+    reply: success,
     async handler({ params, caller }) {
       return services.data.replaceInOutput(caller, {
         jobId: params.job_id,

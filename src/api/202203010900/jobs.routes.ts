@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { p } from '../../http/params.js';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
-import { jobRecord, progressRecord } from '../shared/jobs.shapes.js';
+import { CreatedJob, JobId, JobRecord, jobRecord, ProgressRecord, progressRecord } from '../shared/jobs.shapes.js';
+import { success } from '../../http/contract.js';
 
 /** `status_filter`: job status codes separated by commas ("1,2"). */
 const STATUS_CODES = 'must be job status codes (0 to 5) separated by commas';
@@ -38,6 +39,7 @@ export function jobsRoutes(app: FastifyInstance, services: Services) {
       date_to: p.date().optional(),
       app_name: p.string(100).optional(),
     }),
+    reply: z.array(JobRecord),
     async handler({ params, caller }) {
       const jobs = await services.jobs.list(caller, {
         tz: params.tz,
@@ -65,6 +67,7 @@ export function jobsRoutes(app: FastifyInstance, services: Services) {
       training_id: p.id().optional(),
       description: p.string(500).optional(),
     }),
+    reply: CreatedJob,
     async handler({ params, caller }) {
       const created = await services.jobs.create(caller, {
         tz: params.tz,
@@ -89,6 +92,7 @@ export function jobsRoutes(app: FastifyInstance, services: Services) {
       app_name: p.string(100),
       status: p.int().optional(),
     }),
+    reply: JobId,
     async handler({ params, caller }) {
       return services.jobs.update(caller, {
         jobId: params.job_id,
@@ -105,6 +109,7 @@ export function jobsRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Delete a job that is not queued or running, with its data',
     params: z.object({ tz: p.tz(), job_id: p.id() }),
+    reply: success,
     async handler({ params, caller }) {
       await services.jobs.delete(caller, params.job_id);
       return 'success';
@@ -117,6 +122,7 @@ export function jobsRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Abort a Pending or Running job',
     params: z.object({ job_id: p.id() }),
+    reply: success,
     async handler({ params, caller }) {
       await services.jobs.abort(caller, params.job_id);
       return 'success';
@@ -129,6 +135,7 @@ export function jobsRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: "Delete a job's uploaded data and results; the job stays",
     params: z.object({ tz: p.tz(), job_id: p.id() }),
+    reply: success,
     async handler({ params, caller }) {
       await services.jobs.deleteData(caller, params.job_id);
       return 'success';
@@ -147,6 +154,7 @@ export function jobsRoutes(app: FastifyInstance, services: Services) {
       reqType: p.int().optional(),
       app_name: p.string(100).optional(),
     }),
+    reply: ProgressRecord,
     async handler({ params, caller }) {
       const progress = params.progress ?? 0;
       const report = await services.jobs.progress(caller, {

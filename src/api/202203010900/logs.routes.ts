@@ -8,6 +8,7 @@ import { p } from '../../http/params.js';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
 import { formatNullableTimestamp, formatTimestamp, wireDateToInstant } from '../shared/time.js';
+import { ConsumptionRecord, InvoicedCount, LogId, LogRecord } from './logs.shapes.js';
 
 const logType = () =>
   p.int().refine((n) => n >= 0 && n <= 4, { error: 'must be a log type from 0 (extra verbose) to 4 (error)' }).transform((n) => n as LogType);
@@ -56,7 +57,7 @@ const markInvoicedParams = z.object({
 });
 
 /** Log entry: the request id of a service event is shown in the text, where an administrator searches. */
-const logRecord = (row: LogRow, tz: string) => ({
+const logRecord = (row: LogRow, tz: string): z.output<typeof LogRecord> => ({
   id: row.id,
   host: row.host,
   pid: row.pid,
@@ -70,7 +71,7 @@ const logRecord = (row: LogRow, tz: string) => ({
  * Consumption record; `id` and `job_id` are additions (an operator marks records invoiced by id), and so
  * are `kind` and the language-model fields (null on training records; ram/cpu/disk 0 on token records).
  */
-const consumptionRecord = (row: ConsumptionRow, tz: string) => ({
+const consumptionRecord = (row: ConsumptionRow, tz: string): z.output<typeof ConsumptionRecord> => ({
   id: row.id,
   user_id: row.user_id,
   user_name: row.user_name,
@@ -101,6 +102,7 @@ export function logsRoutes(app: FastifyInstance, services: Services) {
     auth: 'admin',
     summary: 'Log entries, newest first (administrators only)',
     params: listLogsParams,
+    reply: z.array(LogRecord),
     async handler({ params, caller }) {
       const rows = await services.logs.list(caller, {
         tz: params.tz,
@@ -124,6 +126,7 @@ export function logsRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Write a log entry; answers its id',
     params: writeLogParams,
+    reply: LogId,
     async handler({ params, caller }) {
       return services.logs.write(caller, {
         message: params.message,
@@ -141,6 +144,7 @@ export function logsRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: "Consumption records (administrators: everyone's)",
     params: listConsumptionsParams,
+    reply: z.array(ConsumptionRecord),
     async handler({ params, caller }) {
       const rows = await services.consumptions.list(caller, {
         tz: params.tz,
@@ -162,6 +166,7 @@ export function logsRoutes(app: FastifyInstance, services: Services) {
     auth: 'admin',
     summary: 'Addition: mark records invoiced, all up to a date (until, inclusive) or by ids; answers how many',
     params: markInvoicedParams,
+    reply: InvoicedCount,
     async handler({ params }) {
       if (params.until !== undefined && params.ids !== undefined) {
         throw Errors.invalidParameter('ids', "give either 'until' or 'ids', not both");

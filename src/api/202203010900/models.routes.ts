@@ -7,6 +7,8 @@ import { p } from '../../http/params.js';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
 import { formatNullableTimestamp, formatTimestamp } from '../shared/time.js';
+import { success } from '../../http/contract.js';
+import { AppRecord, NetworkConfirmation, RecordId, StatCount, StatRecord } from './models.shapes.js';
 
 const between = (min: number, max: number, why: string) => p.int().refine((v) => v >= min && v <= max, { error: why });
 const nonNegative = () => p.int().refine((v) => v >= 0, { error: 'must not be negative' });
@@ -24,7 +26,8 @@ const statusCodes = () =>
   );
 
 /** App record: every number as a string (legacy rows); 0 stands for "no job/training". */
-function appRecord(row: AppRecordRow, tz: string): Record<string, string | null> {
+// Typed by the documented shape, so a new column cannot be added here without its schema.
+function appRecord(row: AppRecordRow, tz: string): Required<z.output<typeof AppRecord>> {
   return {
     Id: String(row.id),
     App_Name: row.app_name,
@@ -87,6 +90,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
       id: idOrZero().optional(),
       job_id: idOrZero().optional(),
     }),
+    reply: z.array(AppRecord),
     async handler({ params, caller }) {
       const { rows, fields } = await services.appRecords.list(caller, {
         type: params.type as 0 | 1 | 2,
@@ -113,6 +117,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
       fields: p.string(2000).optional(),
       params: p.string(2000).optional(),
     }),
+    reply: RecordId,
     async handler({ params, caller }) {
       return services.appRecords.create(caller, { appName: params.app_id, simple: params.simple, fields: params.fields, params: params.params });
     },
@@ -139,6 +144,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
       layers_created: p.int().optional(),
       layers_requested: p.int().optional(),
     }),
+    reply: success,
     async handler({ params, caller }) {
       await services.appRecords.report(caller, {
         appName: params.app_name,
@@ -167,6 +173,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Set the probability (0 to 1) of an App record',
     params: z.object({ tz: p.tz(), app_id: appName(), id: p.id(), probability: p.number() }),
+    reply: success,
     async handler({ params, caller }) {
       await services.appRecords.setProbability(caller, { appName: params.app_id, id: params.id, probability: params.probability });
       return 'success';
@@ -188,6 +195,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
       name: p.string(255).optional(),
       status: statusCodes().optional(),
     }),
+    reply: z.union([z.array(StatRecord), z.array(StatCount)]),
     async handler({ params, caller }) {
       if (params.terminate === 0) {
         if (params.job_id === undefined) throw Errors.missingParameter('job_id');
@@ -223,6 +231,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
       text: p.text(10_000).optional(),
       job_id: p.id().optional(),
     }),
+    reply: RecordId,
     async handler({ params, caller }) {
       return services.stats.create(caller, {
         name: params.name,
@@ -251,6 +260,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
       text: p.text(10_000).optional(),
       advance: p.number().optional(),
     }),
+    reply: success,
     async handler({ params, caller }) {
       await services.stats.patch(caller, {
         process: { name: params.name, host: params.host, pid: params.pid },
@@ -269,6 +279,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Confirms that a network is stored for a training',
     params: z.object({ tz: p.tz(), training_id: p.id() }),
+    reply: NetworkConfirmation,
     async handler({ params, caller }) {
       const stored = await services.networks.confirm(caller, params.training_id);
       return `Network for training ${stored.trainingId} stored (${stored.bytes} bytes, ${formatTimestamp(stored.lastAt, params.tz)})`;
@@ -281,6 +292,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: "Store network weights (the `query` text, kept as data, never executed) for training_id or the caller's running job; answers the id",
     params: z.object({ tz: p.tz(), query: p.text(10 * 1024 * 1024), training_id: p.id().optional() }),
+    reply: RecordId,
     async handler({ params, caller }) {
       return services.networks.storeQuery(caller, { query: params.query, trainingId: params.training_id });
     },
@@ -292,6 +304,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Delete every stored network weight of a training',
     params: z.object({ tz: p.tz(), training_id: p.id() }),
+    reply: success,
     async handler({ params, caller }) {
       await services.networks.remove(caller, params.training_id);
       return 'success';

@@ -4,7 +4,8 @@ import { Errors } from '../../domain/errors.js';
 import { p } from '../../http/params.js';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
-import { legacyTrainingRecord, trainingRecord } from '../shared/jobs.shapes.js';
+import { LegacyTrainingRecord, legacyTrainingRecord, TrainingId, TrainingRecord, trainingRecord } from '../shared/jobs.shapes.js';
+import { success } from '../../http/contract.js';
 
 const sortOrder = () =>
   z.preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() || undefined : v), z.enum(['asc', 'desc'], { error: "must be 'asc' or 'desc'" }));
@@ -17,6 +18,7 @@ export function createTrainingRoute(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Create a training; answers its id',
     params: z.object({ tz: p.tz(), description: p.string(500), app_name: p.string(100).optional() }),
+    reply: TrainingId,
     async handler({ params, caller }) {
       return services.trainings.create(caller, { description: params.description, appName: params.app_name });
     },
@@ -43,6 +45,7 @@ export function trainingsRoutes(app: FastifyInstance, services: Services) {
       limit: p.int().refine((v) => v >= 0, { error: 'must be 0 (no limit) or more' }).optional(),
       sort: sortOrder().optional(),
     }),
+    reply: z.union([z.array(TrainingRecord), z.array(LegacyTrainingRecord)]),
     async handler({ params, caller }) {
       if (params.mode === 1) {
         const rows = await services.trainings.list(caller, {
@@ -82,6 +85,7 @@ export function trainingsRoutes(app: FastifyInstance, services: Services) {
       layers_created: p.int().default(0),
       success_rate: p.number().default(0),
     }),
+    reply: success,
     async handler({ params, caller }) {
       if (params.update === 0) {
         if (params.description === undefined) throw Errors.missingParameter('description');
@@ -109,6 +113,7 @@ export function trainingsRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: 'Set the status of a training (0 Created, 1 Training, 2 Trained, 3 Failed)',
     params: z.object({ tz: p.tz(), status: p.int().default(0), id: p.int().default(0) }),
+    reply: success,
     async handler({ params, caller }) {
       await services.trainings.setStatus(caller, params.id, params.status);
       return 'success';
@@ -121,6 +126,7 @@ export function trainingsRoutes(app: FastifyInstance, services: Services) {
     auth: 'session',
     summary: "Delete the user data of every job of a training; the training and its jobs stay",
     params: z.object({ training_id: p.id() }),
+    reply: success,
     async handler({ params, caller }) {
       await services.trainings.deleteData(caller, params.training_id);
       return 'success';

@@ -4,7 +4,8 @@ import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
 import { changePassword } from './accounts.handlers.js';
 import { listUsersParams, logoutParams, passwordChangeParams, patchUserParams, recoveryParams, registerParams } from './accounts.params.js';
-import { summaryRecord, userRecord } from './accounts.shapes.js';
+import { CurrentSummary, OlderSummary, summaryRecord, UserRecord, userRecord } from './accounts.shapes.js';
+import { success } from '../../http/contract.js';
 
 /** Passwords and users (4.1): the same wire contract in both versions. */
 export function usersRoutes(app: FastifyInstance, services: Services, options: { loginPerMinute: number }) {
@@ -15,6 +16,7 @@ export function usersRoutes(app: FastifyInstance, services: Services, options: {
     perMinute: options.loginPerMinute,
     summary: 'Start password recovery (answers success whether or not the e-mail is known)',
     params: recoveryParams,
+    reply: success,
     async handler({ params }) {
       await services.passwords.requestRecovery(params.email);
       return 'success';
@@ -28,6 +30,7 @@ export function usersRoutes(app: FastifyInstance, services: Services, options: {
     perMinute: options.loginPerMinute,
     summary: 'Change the password with a recovery token, or with a session and current_password',
     params: passwordChangeParams,
+    reply: success,
     async handler({ params, caller }) {
       await changePassword(services, caller, params);
       return 'success';
@@ -40,6 +43,7 @@ export function usersRoutes(app: FastifyInstance, services: Services, options: {
     auth: 'session',
     summary: 'Users: everyone matching for administrators, only yourself otherwise',
     params: listUsersParams,
+    reply: z.array(UserRecord),
     async handler({ params, caller }) {
       const rows = await services.users.list(caller, {
         email: params.email,
@@ -58,6 +62,7 @@ export function usersRoutes(app: FastifyInstance, services: Services, options: {
     perMinute: options.loginPerMinute,
     summary: 'Register a consumer',
     params: registerParams,
+    reply: success,
     async handler({ params }) {
       await services.users.register({ ...params, phone: params.phonenumber });
       return 'success';
@@ -70,6 +75,7 @@ export function usersRoutes(app: FastifyInstance, services: Services, options: {
     auth: 'session',
     summary: 'Modify a user (administrators: anyone, with user_id; others: themselves)',
     params: patchUserParams,
+    reply: success,
     async handler({ params, caller }) {
       await services.users.patch(caller, params.user_id, {
         name: params.name,
@@ -92,6 +98,7 @@ export function summariesRoute(app: FastifyInstance, services: Services, version
     auth: 'session',
     summary: 'Counts for the dashboard',
     params: z.object({}),
+    reply: version === 'current' ? CurrentSummary : OlderSummary,
     async handler({ caller }) {
       return summaryRecord(await services.summaries.forCaller(caller), version);
     },
@@ -107,6 +114,7 @@ export function logoutRoutes(app: FastifyInstance, services: Services, urls: rea
       auth: 'session',
       summary: 'Log out (ends the session; user_id and session in the query)',
       params: logoutParams,
+      reply: success,
       async handler({ params, caller, reply }) {
         await services.sessions.logout(caller, params.user_id);
         reply.clearCookie('session', { path: '/' });

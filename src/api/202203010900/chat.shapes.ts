@@ -1,0 +1,132 @@
+import { z } from 'zod';
+
+/**
+ * Chat-area records (spec 2): numbers as strings, legacy casing. Listings take `fields`, which picks
+ * the columns, so every field of a listed record is optional.
+ */
+const timestamp = z.string().meta({ example: '2024-03-01 09:30:00' });
+const text = z.string().nullable();
+
+/** Client; `CompanyProviderKey` is a masked hint for administrators and null for everyone else. */
+export const ClientRecord = z
+  .object({
+    Id: z.string(),
+    FiscalId: text,
+    CompanyName: text,
+    CompanyLegalName: text,
+    CompanyAddress1: text,
+    CompanyAddress2: text,
+    CompanyAddress3: text,
+    CompanyCity: text,
+    CompanyZipCode: text,
+    CompanyProviderKey: text,
+  })
+  .partial()
+  .meta({
+    example: {
+      Id: '3', FiscalId: 'B12345678', CompanyName: 'Acme', CompanyLegalName: 'Acme S.L.', CompanyAddress1: 'Calle Mayor 1', CompanyAddress2: null,
+      CompanyAddress3: null, CompanyCity: 'Madrid', CompanyZipCode: '28013', CompanyProviderKey: null,
+    },
+  });
+
+/** Use case; `clie_Id`, `User_Id` and `Active` are additions. */
+export const UsecaseRecord = z
+  .object({
+    Id: z.string(),
+    clie_Id: z.string(),
+    User_Id: text,
+    Description: z.string(),
+    Welcome: z.string(),
+    StartDateTime: timestamp,
+    FinishDateTime: timestamp.nullable(),
+    Tokens: z.string(),
+    WordsForManual: z.string(),
+    WordsForAttention: z.string(),
+    TimeOutForAutoMsg: z.string(),
+    AutoMsg: z.string(),
+    ManualMessage: z.string(),
+    LastUpdDateTime: timestamp,
+    Hash: z.string(),
+    Temperature: z.string(),
+    Active: z.enum(['0', '1']),
+  })
+  .partial()
+  .meta({
+    example: {
+      Id: '5', clie_Id: '3', User_Id: '12', Description: 'Store assistant', Welcome: 'Hello! How can I help?', StartDateTime: '2024-03-01 09:30:00',
+      FinishDateTime: null, Tokens: '120', WordsForManual: 'human,agent', WordsForAttention: 'complaint', TimeOutForAutoMsg: '300',
+      AutoMsg: 'Are you still there?', ManualMessage: 'An agent will answer shortly', LastUpdDateTime: '2024-03-01 09:30:00',
+      Hash: 'f3a9c2', Temperature: '0.7', Active: '1',
+    },
+  });
+
+/** Chat; `User_Id`, `Active`, `Attention` and `LastUpdDateTime` are additions. */
+export const ChatRecord = z
+  .object({
+    Id: z.string(),
+    usca_Id: z.string(),
+    User_Id: text,
+    StartDateTime: timestamp,
+    FinishDateTime: timestamp.nullable(),
+    Status: z.string(),
+    ControlType: z.string(),
+    UserManaging_Id: text,
+    Tokens: z.string(),
+    Hash: text,
+    Active: z.enum(['0', '1']),
+    Attention: z.enum(['0', '1']),
+    LastUpdDateTime: timestamp,
+  })
+  .partial()
+  .meta({
+    example: {
+      Id: '77', usca_Id: '5', User_Id: '12', StartDateTime: '2024-03-01 09:30:00', FinishDateTime: null, Status: 'open', ControlType: 'auto',
+      UserManaging_Id: null, Tokens: '310', Hash: 'c0ffee', Active: '1', Attention: '0', LastUpdDateTime: '2024-03-01 09:35:00',
+    },
+  });
+
+/**
+ * Sentence: `Id`, `Text` as the spec says, plus `Tokens`, `clie_Id`, `DateTime`; a chat's sentences add
+ * `Role`, `Rate` and `User_Id`, a use case's sentences add `Order`.
+ */
+export const SentenceRecord = z
+  .object({
+    Id: z.string(),
+    Text: z.string(),
+    Tokens: z.string(),
+    clie_Id: z.string(),
+    DateTime: timestamp,
+    Role: z.string(),
+    Rate: text,
+    User_Id: text,
+    Order: z.string(),
+  })
+  .partial()
+  .meta({ example: { Id: '301', Text: 'Hello! How can I help?', Tokens: '7', clie_Id: '3', DateTime: '2024-03-01 09:30:00', Role: '2', Rate: null, User_Id: null } });
+
+/** Ids of new clients, use cases, chats and sentences. */
+export const ChatAreaId = z.number().int().meta({ example: 77 });
+
+/** POST /usecase_sentence: how many links were made. */
+export const LinkCount = z.number().int().meta({ example: 2 });
+
+/** POST /aichat: the reply text, or with tokens=1 the prompt's token count (Accept: text/event-stream streams instead). */
+export const PromptReply = z.union([z.string(), z.number().int()]).meta({ example: 'Our store opens at 9:00.' });
+
+/** GET /handoffs (addition): hand-offs per use case, by reason and by event. */
+export const HandoffReport = z
+  .object({
+    usca_Id: z.number().int(),
+    Description: z.string(),
+    Handoffs: z.number().int(),
+    ByReason: z.record(z.string(), z.number()),
+    ByEvent: z.record(z.string(), z.number()),
+    AfterBadAnswer: z.number().int(),
+    AfterBadAnswerShare: z.number(),
+  })
+  .meta({
+    example: {
+      usca_Id: 5, Description: 'Store assistant', Handoffs: 4, ByReason: { word: 2, operator: 1, timeout: 1, budget: 0 },
+      ByEvent: { manual: 3, attention: 1, auto_message: 0 }, AfterBadAnswer: 1, AfterBadAnswerShare: 0.25,
+    },
+  });

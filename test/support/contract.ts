@@ -1,0 +1,45 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { FastifyInstance } from 'fastify';
+
+type Json = Record<string, any>;
+
+/**
+ * The contract check: every reply the HTTP suite receives is validated against the documented
+ * response schema of its operation in the app's own OpenAPI document, so a reply shape that drifts
+ * from the document fails the test that received it.
+ */
+export function contractChecker(app: FastifyInstance) {
+  const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: false });
+  const compiled = new Map<string, ValidateFunction | null>();
+  let document: Json | undefined;
+
+  function validatorFor(method: string, path: string, statusCode: number): ValidateFunction | null {
+    const key = `${method} ${path} ${statusCode}`;
+    if (compiled.has(key)) return compiled.get(key)!;
+    document ??= app.swagger() as Json;
+    const responses = document.paths?.[path]?.[method.toLowerCase()]?.responses as Json | undefined;
+    const response = responses?.[String(statusCode)] ?? responses?.default;
+    const schema = response?.content?.['application/json']?.schema;
+    const validate = schema ? ajv.compile(schema) : null;
+    compiled.set(key, validate);
+    return validate;
+  }
+
+  return {
+    /** A description of the mismatch, or undefined when the reply matches (or is not a documented JSON reply). */
+    check(method: string, path: string | undefined, statusCode: number, body: unknown): string | undefined {
+      if (!path || typeof body !== 'string') return undefined;
+      const validate = validatorFor(method, path, statusCode);
+      if (!validate) return undefined;
+      let reply: unknown;
+      try {
+        reply = JSON.parse(body);
+      } catch {
+        return `${method} ${path}: HTTP ${statusCode} reply is not JSON`;
+      }
+      if (validate(reply)) return undefined;
+      const problems = (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '/'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
+      return `${method} ${path}: HTTP ${statusCode} reply does not match the documented schema: ${problems.join('; ')}; reply: ${body.slice(0, 400)}`;
+    },
+  };
+}
