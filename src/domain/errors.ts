@@ -38,7 +38,7 @@ export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }
 
-/** Factories for the errors every area shares. Area-specific ones live beside their service. */
+/** The error catalogue: every failure a caller can meet has a named factory here, shared ones first. */
 export const Errors = {
   missingParameter: (name: string) => new AppError('missing_parameter', `Missing required parameter '${name}'`),
   invalidParameter: (name: string, why: string) =>
@@ -65,4 +65,35 @@ export const Errors = {
   invalidUpload: (why: string) => new AppError('invalid_upload', `Invalid upload: ${why}`),
   unavailable: (why: string) => new AppError('unavailable', `Service unavailable: ${why}`),
   unknownResource: (path: string) => new AppError('unknown_resource', `Unknown resource: ${path}`, 404),
+  /** A request the HTTP layer refuses before any route runs (malformed body, NUL bytes). */
+  invalidRequest: (why: string) => new AppError('invalid_parameter', `Invalid request: ${why}`),
+  unsupportedContentType: (contentType: string) =>
+    new AppError('invalid_parameter', `Unsupported content type '${contentType.slice(0, 100)}'; send a form, multipart/form-data or JSON`),
+  /** `what` names the part over the limit, e.g. "the request exceeds the maximum size of 50 MB". */
+  uploadTooLarge: (what: string) => new AppError('upload_too_large', `Invalid upload: ${what}`),
+  providerError: (why: string) => new AppError('provider_error', `Language-model provider error: ${why}`),
+
+  // --- accounts and subscriptions ---
+  userDisabled: () => new AppError('forbidden', 'This user is disabled'),
+  onlyOwnUser: () => new AppError('forbidden', 'Forbidden: you can only modify your own user'),
+  cannotChangeOwn: (field: 'role' | 'enabled') => new AppError('forbidden', `Forbidden: you cannot change your own '${field}'`),
+  notYourSubscription: () => new AppError('forbidden', "Forbidden: only an administrator can change another user's subscription"),
+  noActiveSubscription: (appName: string) =>
+    new AppError('forbidden', `Forbidden: you have no active subscription to application '${appName}'`),
+
+  // --- jobs, trainings, data, models ---
+  noTrainingFor: (appName: string) =>
+    new AppError('not_found', `You have no training for application '${appName}' yet; send newTraining=1 to create one`),
+  noData: (jobId: number) => new AppError('not_found', `Job ${jobId} has no data yet; upload a CSV file first`),
+  noOutput: (jobId: number) => new AppError('not_found', `Job ${jobId} has no output yet`),
+  noNetwork: (trainingId: number) => new AppError('not_found', `No network stored for training ${trainingId}`),
+  notTrained: (trainingId: number) => new AppError('wrong_state', `Training ${trainingId} has no trained network yet`),
+
+  // --- chat ---
+  noClient: () =>
+    new AppError('wrong_state', 'You belong to no client yet: create one with POST /client.php or ask an administrator to attach you'),
+  noProviderKey: (clientId: number) =>
+    new AppError('wrong_state', `Client ${clientId} has no provider key; set one with PATCH /client.php`),
+  providerKeyUnreadable: (clientId: number) =>
+    new AppError('wrong_state', `The provider key of client ${clientId} cannot be decrypted (SECRET_KEY changed?); set it again with PATCH /client.php`),
 } as const;

@@ -1,6 +1,6 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, isAppError } from '../domain/errors.js';
-import { failure } from './envelope.js';
+import { failure, type ErrorEnvelope } from './envelope.js';
 
 /** Codes of connection-level database failures (server restart, refused, terminated). */
 const DATABASE_DOWN = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
@@ -21,35 +21,48 @@ export function toAppError(error: unknown, maxUploadMb: number, contentType?: st
   if (isAppError(error)) return error;
   const fe = error as Partial<FastifyError> & { code?: string };
   if (fe.code === 'FST_REQ_FILE_TOO_LARGE' || fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || fe.statusCode === 413) {
-    return new AppError('upload_too_large', `Invalid upload: the request exceeds the maximum size of ${maxUploadMb} MB`);
+    return Errors.uploadTooLarge(`the request exceeds the maximum size of ${maxUploadMb} MB`);
   }
   if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     // Fastify's message names no type: quote the request's own header.
-    return new AppError('invalid_parameter', `Unsupported content type '${(contentType ?? '').slice(0, 100)}'; send a form, multipart/form-data or JSON`);
+    return Errors.unsupportedContentType(contentType ?? '');
   }
   // busboy reports a multipart body without boundary, or cut short, as a plain Error (no code, no status).
   if (/^Multipart: Boundary not found$|unexpected end of multipart data$/i.test(fe.message ?? '')) {
-    return new AppError('invalid_parameter', 'Invalid request: the multipart/form-data body is malformed or cut off');
+    return Errors.invalidRequest('the multipart/form-data body is malformed or cut off');
   }
   // Postgres text and jsonb cannot hold NUL; parseParams refuses it in parameters, this catches it inside JSON fields.
-  if (fe.code === '22021' || fe.code === '22P05') return new AppError('invalid_parameter', 'Invalid request: text must not contain NUL characters');
+  if (fe.code === '22021' || fe.code === '22P05') return Errors.invalidRequest('text must not contain NUL characters');
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-    return new AppError('invalid_parameter', `Invalid request: ${fe.message ?? 'malformed request'}`);
+    return Errors.invalidRequest(fe.message ?? 'malformed request');
   }
   if (isDatabaseDown(error)) return Errors.unavailable('the database cannot be reached; try again shortly');
   return undefined;
 }
 
+/**
+ * The one rendering of a failure: an application error's message, or a generic one naming the request
+ * id for anything unexpected; logged once. The HTTP status is what the error handler replies with.
+ */
+export type ErrorRenderer = (error: unknown, request: FastifyRequest) => { httpStatus: number; envelope: ErrorEnvelope };
+
 export function registerErrorHandling(app: FastifyInstance, options: { maxUploadMb: number }): void {
-  app.setErrorHandler((error, request, reply) => {
+  const render: ErrorRenderer = (error, request) => {
     const appError = toAppError(error, options.maxUploadMb, request.headers['content-type']);
     if (appError) {
       request.errorCode = appError.code;
       request.log.info({ code: appError.code, reason: appError.message }, 'request failed');
-      return reply.code(appError.httpStatus).send(failure(appError.message));
+      return { httpStatus: appError.httpStatus, envelope: failure(appError.message) };
     }
     request.log.error({ err: error }, 'unexpected error');
-    return reply.code(500).send(failure(`Internal error; reference ${request.id}`));
+    return { httpStatus: 500, envelope: failure(`Internal error; reference ${request.id}`) };
+  };
+  // Also for replies that render errors themselves, after their headers went out (event streams).
+  app.decorate('renderError', render);
+
+  app.setErrorHandler((error, request, reply) => {
+    const { httpStatus, envelope } = render(error, request);
+    return reply.code(httpStatus).send(envelope);
   });
 
   app.setNotFoundHandler((request, reply) => {

@@ -123,4 +123,42 @@ export const p = {
       },
       z.array(z.number({ error: 'must be a comma-separated list of ids' }).int().min(1).max(2_147_483_647, { error: 'is too large' })).min(1).max(1000),
     ),
+  /**
+   * A JSON object sent as the text of one parameter (the chat area's `data`, see record-data.ts),
+   * checked by `schema`; a problem names the field: "Invalid parameter 'data': field 'Temperature' must
+   * be ...", or every unknown field.
+   */
+  json: <S extends z.ZodType>(schema: S, max = 100_000) =>
+    z.preprocess(
+      (v) => {
+        const b = blankToUndefined(v);
+        return typeof b === 'number' || typeof b === 'boolean' ? String(b) : b;
+      },
+      z
+        .string({ error: 'must be a string' })
+        .max(max, { error: `must be at most ${max} characters` })
+        .transform((text, ctx): z.output<S> => {
+          let value: unknown;
+          try {
+            value = JSON.parse(text);
+          } catch {
+            ctx.addIssue({ code: 'custom', message: 'is not valid JSON' });
+            return z.NEVER;
+          }
+          if (!value || typeof value !== 'object' || Array.isArray(value)) {
+            ctx.addIssue({ code: 'custom', message: 'must be a JSON object of fields' });
+            return z.NEVER;
+          }
+          const result = schema.safeParse(value);
+          if (result.success) return result.data;
+          const unknown = result.error.issues.flatMap((issue) => (issue.code === 'unrecognized_keys' ? issue.keys : []));
+          const issue = result.error.issues[0]!;
+          const message =
+            unknown.length > 0
+              ? `unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => `'${key}'`).join(', ')}`
+              : `field '${issue.path.map(String).join('.')}' ${issue.message}`;
+          ctx.addIssue({ code: 'custom', message });
+          return z.NEVER;
+        }),
+    ),
 };

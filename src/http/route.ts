@@ -27,6 +27,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The one session guard: resolves the presented session value to its caller. */
     authenticate(token: string | undefined): Promise<Caller>;
+    /** The one error path (errors.ts), for replies that render a failure themselves (event streams). */
+    renderError: import('./errors.js').ErrorRenderer;
   }
 }
 

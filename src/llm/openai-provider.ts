@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { AppError } from '../domain/errors.js';
+import { AppError, Errors } from '../domain/errors.js';
 import type { LlmCompletion, LlmMessage, LlmProvider, LlmRequest, LlmUsage } from './provider.js';
 
 export interface OpenAiProviderOptions {
@@ -100,12 +100,12 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): LlmProvide
           if (chunk.usage) usage = usageOf(chunk.usage);
         }
         // The SDK ends the iteration quietly when the signal aborts: a cut reply is not a complete one.
-        if (timer.aborted) throw new AppError('provider_error', `Language-model provider error: timeout, the reply was not complete within ${options.timeoutMs} ms`);
-        if (signal.aborted) throw new AppError('provider_error', 'Language-model provider error: the request was cancelled');
+        if (timer.aborted) throw Errors.providerError(`timeout, the reply was not complete within ${options.timeoutMs} ms`);
+        if (signal.aborted) throw Errors.providerError('the request was cancelled');
         return { text, usage: usage ?? { prompt: 0, completion: 0, total: 0 } };
       } catch (error) {
         if (text !== '' && !timer.aborted && !(error instanceof OpenAI.APIError)) {
-          throw new AppError('provider_error', 'Language-model provider error: the connection broke during the reply; try again');
+          throw Errors.providerError('the connection broke during the reply; try again');
         }
         return fail(error, request, timer, trace);
       }
@@ -158,35 +158,34 @@ export function providerError(
   ctx: { apiKey: string; timedOut: boolean; lastStatus?: number | 'unreachable'; timeoutMs: number; maxRetries: number; origin: string },
 ): AppError {
   if (error instanceof AppError) return error;
-  const prefix = 'Language-model provider error';
   const retried = ctx.maxRetries > 0 ? ` after ${ctx.maxRetries} retries` : '';
   if (ctx.timedOut && ctx.lastStatus !== undefined) {
     // The deadline fell while retrying: name what the attempts ran into.
     const last = ctx.lastStatus === 'unreachable' ? `cannot connect to ${ctx.origin}` : `HTTP ${ctx.lastStatus}`;
-    return new AppError('provider_error', `${prefix}: no answer within ${ctx.timeoutMs} ms while retrying (last attempt: ${last})`);
+    return Errors.providerError(`no answer within ${ctx.timeoutMs} ms while retrying (last attempt: ${last})`);
   }
   if (ctx.timedOut || error instanceof OpenAI.APIConnectionTimeoutError) {
-    return new AppError('provider_error', `${prefix}: timeout, no answer within ${ctx.timeoutMs} ms`);
+    return Errors.providerError(`timeout, no answer within ${ctx.timeoutMs} ms`);
   }
   if (error instanceof OpenAI.APIUserAbortError) {
-    return new AppError('provider_error', `${prefix}: the request was cancelled`);
+    return Errors.providerError(`the request was cancelled`);
   }
   if (error instanceof OpenAI.APIConnectionError) {
-    return new AppError('provider_error', `${prefix}: unreachable, cannot connect to ${ctx.origin}`);
+    return Errors.providerError(`unreachable, cannot connect to ${ctx.origin}`);
   }
   if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
     const status = error.status;
     if (status === 401 || status === 403) {
-      return new AppError('provider_error', `${prefix}: the client's provider key was rejected (HTTP ${status} bad key); set a valid one with PATCH /client.php`);
+      return Errors.providerError(`the client's provider key was rejected (HTTP ${status} bad key); set a valid one with PATCH /client.php`);
     }
     if (status === 429) {
-      return new AppError('provider_error', `${prefix}: rate limit or quota exceeded (HTTP 429)${retried}; try again later`);
+      return Errors.providerError(`rate limit or quota exceeded (HTTP 429)${retried}; try again later`);
     }
     if (status >= 500) {
-      return new AppError('provider_error', `${prefix}: the provider failed (HTTP ${status})${retried}; try again later`);
+      return Errors.providerError(`the provider failed (HTTP ${status})${retried}; try again later`);
     }
     const detail = typeof error.error === 'object' && error.error && 'message' in error.error ? String((error.error as { message: unknown }).message) : '';
-    return new AppError('provider_error', `${prefix}: the request was refused (HTTP ${status})${detail ? `: ${scrub(detail, ctx.apiKey)}` : ''}`);
+    return Errors.providerError(`the request was refused (HTTP ${status})${detail ? `: ${scrub(detail, ctx.apiKey)}` : ''}`);
   }
-  return new AppError('provider_error', `${prefix}: unexpected failure (${scrub(error instanceof Error ? error.message : String(error), ctx.apiKey)})`);
+  return Errors.providerError(`unexpected failure (${scrub(error instanceof Error ? error.message : String(error), ctx.apiKey)})`);
 }

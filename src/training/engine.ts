@@ -207,11 +207,12 @@ function forecast(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, 
     column: run.column,
     kind: run.kind,
     decimals: run.decimals,
-    members: run.winner.members.map(({ family, weight }) => ({
-      family: family.name,
-      weight,
-      state: family.fit(run.data, { info, ...context(family, n, true) }).state,
-    })),
+    members: run.winner.members.map(({ family, weight }) => {
+      const fitted = family.fit(run.data, { info, ...context(family, n, true) });
+      // The report describes the stored model, not the last backtest fit.
+      if (run.winner.members.length === 1) run.winner.description = fitted.describe();
+      return { family: family.name, weight, state: fitted.state };
+    }),
     widths: run.kind === 'numeric' ? widthsOf(run, backtest) : null,
   }));
   const engine: EngineState = {

@@ -1,7 +1,9 @@
 import { hostname } from 'node:os';
+import type { RunConsumption } from '../domain/consumptions/consumptions.service.js';
 import { explainSelection } from '../domain/jobs/explanation.js';
 import { MAX_ATTEMPTS, type ClaimedJob, type JobQueueRepository } from '../domain/jobs/job-queue.repository.js';
 import { STAT_STATUS, type ClosedStatStatus } from '../domain/model-records/stat-status.js';
+import type { RunStat } from '../domain/model-records/stats.service.js';
 import type { EventLog } from '../domain/ports.js';
 import { TRAINING_STATUS } from '../domain/trainings/training-status.js';
 import type { TrainingPool } from './pool.js';
@@ -29,22 +31,12 @@ export interface RunnerDeps {
   paramsForJob(jobId: number): Promise<TrainingParams>;
   saveModel(trainingId: number, userId: number, model: TrainedModel): Promise<number>;
   stats: {
-    open(record: { name: string; host: string; pid: number; parameters: string; jobId: number; userId: number }): Promise<number>;
+    open(record: RunStat): Promise<number>;
     update(statId: number, change: { procedure?: string; text?: string; advance?: number }): Promise<unknown>;
     /** Closes the run's status record as Finished, Failed or Aborted. */
     terminate(statId: number, status: ClosedStatStatus, change: { text?: string; advance?: number }): Promise<unknown>;
   };
-  recordConsumption(record: {
-    userId: number;
-    jobId: number;
-    trainingId: number;
-    appName: string;
-    host: string;
-    pid: number;
-    ramMb: number;
-    cpuSeconds: number;
-    diskMb: number;
-  }): Promise<void>;
+  recordConsumption(record: RunConsumption): Promise<void>;
   /** Metrics hook: one call per run with its outcome and wall time. */
   observe?: (outcome: 'finished' | 'failed' | 'aborted', seconds: number) => void;
 }

@@ -5,6 +5,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/domain/accounts/secrets.js';
+import { factories } from '../support/factories.js';
 import { CURRENT, createTestContext, form, multipart, type TestContext, type TestUser } from '../support/helper.js';
 import { LEAK_PATTERN, fuzzRequest, type FuzzRequest, type FuzzWorld, type RouteShape } from './arbitraries.js';
 
@@ -544,10 +545,8 @@ describe('regressions found by the fuzzer', () => {
   });
 
   it('refuses a CSV whose header holds a NUL byte (was HTTP 500 from Postgres)', async () => {
-    const db = ctx.database.db;
-    const training = await db.insertInto('trainings').values({ user_id: fuzzer.id, app_name: 'forecast' }).returning('id').executeTakeFirstOrThrow();
-    const job = await db.insertInto('jobs').values({ user_id: fuzzer.id, training_id: training.id, app_name: 'forecast' }).returning('id').executeTakeFirstOrThrow();
-    const body = multipart({ session: fuzzerToken, job_id: job.id }, [{ field: 'Servicefile', filename: 'data.csv', content: 'a\u0000b,c\n1,2\n' }]);
+    const { jobId } = await factories(ctx.database.db).job(fuzzer);
+    const body = multipart({ session: fuzzerToken, job_id: jobId }, [{ field: 'Servicefile', filename: 'data.csv', content: 'a\u0000b,c\n1,2\n' }]);
     const res = await send({ method: 'POST', url: `${CURRENT}/data.php?tz=${TZ}`, ...body });
     expect(res).toEqual({ status: 1, data: "Invalid upload: the header row of 'data.csv' contains a NUL byte (is it a CSV file?)" });
   });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { factories } from '../support/factories.js';
 import { CURRENT, OLDER, createTestContext, form, multipart, type TestContext, type TestUser } from '../support/helper.js';
 
 let ctx: TestContext;
@@ -25,12 +26,7 @@ const SALES_ROWS = [
   { year: '2021', month: '2', day: '3', store: 'A', price: '8', sales: '' },
 ];
 
-async function newJob(user: TestUser): Promise<number> {
-  const db = ctx.database.db;
-  const training = await db.insertInto('trainings').values({ user_id: user.id, app_name: 'forecast' }).returning('id').executeTakeFirstOrThrow();
-  const job = await db.insertInto('jobs').values({ user_id: user.id, training_id: training.id, app_name: 'forecast' }).returning('id').executeTakeFirstOrThrow();
-  return job.id;
-}
+const newJob = async (user: TestUser): Promise<number> => (await factories(ctx.database.db).job(user)).jobId;
 const jobStatus = async (id: number) => (await ctx.database.db.selectFrom('jobs').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
 const datasetCount = async (jobId: number) =>
   (await ctx.database.db.selectFrom('datasets').select((eb) => eb.fn.countAll<number>().as('n')).where('job_id', '=', jobId).executeTakeFirstOrThrow()).n;

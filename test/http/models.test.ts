@@ -7,6 +7,7 @@ import { systemClock } from '../../src/domain/ports.js';
 import { createTrainingPool } from '../../src/training/pool.js';
 import { predict } from '../../src/training/predict.js';
 import type { TrainedModel } from '../../src/training/types.js';
+import { factories } from '../support/factories.js';
 import { CURRENT, OLDER, createTestContext, form, type TestContext, type TestUser } from '../support/helper.js';
 
 let ctx: TestContext;
@@ -23,17 +24,8 @@ afterAll(async () => {
 });
 
 /** A training and a job of it, written straight to the tables (the jobs area has its own tests). */
-async function jobOf(user: TestUser, options: { app?: string; status?: number } = {}) {
-  const db = ctx.database.db;
-  const app = options.app ?? 'forecast';
-  const training = await db.insertInto('trainings').values({ user_id: user.id, app_name: app, description: 'test' }).returning('id').executeTakeFirstOrThrow();
-  const job = await db
-    .insertInto('jobs')
-    .values({ user_id: user.id, training_id: training.id, session_id: null, app_name: app, status: options.status ?? 0 })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return { jobId: job.id, trainingId: training.id };
-}
+const jobOf = (user: TestUser, options: { app?: string; status?: number } = {}) =>
+  factories(ctx.database.db).job(user, { app_name: options.app ?? 'forecast', status: options.status ?? 0, trainingValues: { description: 'test' } });
 
 const get = (path: string, query: Record<string, string | number>) =>
   ctx.request({ method: 'GET', url: `${CURRENT}/${path}?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)])).toString()}` });

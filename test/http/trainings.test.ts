@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJobsRepository } from '../../src/domain/jobs/jobs.repository.js';
 import { createTrainingsRepository } from '../../src/domain/trainings/trainings.repository.js';
 import { createTrainingsService } from '../../src/domain/trainings/trainings.service.js';
+import { factories } from '../support/factories.js';
 import { CURRENT, OLDER, createTestContext, form, multipart, type TestContext, type TestUser } from '../support/helper.js';
 
 let ctx: TestContext;
@@ -34,14 +35,8 @@ async function setTraining(id: number, patch: { status?: number; created_at?: Da
 }
 
 /** A job of the training inserted directly (jobs.test.ts covers creating them through HTTP). */
-async function jobOf(user: TestUser, trainingId: number, status = 0, appName = 'forecast'): Promise<number> {
-  const row = await ctx.database.db
-    .insertInto('jobs')
-    .values({ user_id: user.id, training_id: trainingId, session_id: null, app_name: appName, status })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return row.id;
-}
+const jobOf = async (user: TestUser, trainingId: number, status = 0, appName = 'forecast'): Promise<number> =>
+  (await factories(ctx.database.db).job(user, { training_id: trainingId, status, app_name: appName })).jobId;
 
 describe('POST /trainings', () => {
   it('creates a training and answers its id, in both versions', async () => {

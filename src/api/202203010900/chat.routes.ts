@@ -6,9 +6,10 @@ import type { ClientDetails, ClientRow } from '../../domain/chat/clients.reposit
 import { DEFAULT_PROMPT_MAX_TOKENS, parsePrompt } from '../../domain/chat/prompts.service.js';
 import type { ChatSentenceRow, SentenceRow, UsecaseSentenceRow } from '../../domain/chat/sentences.repository.js';
 import type { UsecaseFields, UsecaseRow } from '../../domain/chat/usecases.repository.js';
-import { Errors, isAppError } from '../../domain/errors.js';
+import { Errors } from '../../domain/errors.js';
 import { p } from '../../http/params.js';
 import { recordData } from '../../http/record-data.js';
+import { eventStream } from '../../http/sse.js';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
 import { formatNullableTimestamp, formatTimestamp, wireDateToInstant } from '../shared/time.js';
@@ -126,8 +127,7 @@ const usecaseData = recordData(
   ['Id', 'clie_Id', 'User_Id', 'Tokens', 'LastUpdDateTime', 'Hash', 'Active'],
 );
 
-function usecaseFields(text: string, tz: string): UsecaseFields {
-  const d = usecaseData(text);
+function usecaseFields(d: z.output<typeof usecaseData>, tz: string): UsecaseFields {
   const fields: UsecaseFields = {
     description: d.Description,
     welcome: d.Welcome,
@@ -163,9 +163,8 @@ const clientData = recordData(
   ['Id', 'CompanyProviderKey'],
 );
 
-function clientDetails(text: string | undefined): ClientDetails | undefined {
-  if (text === undefined) return undefined;
-  const d = clientData(text);
+function clientDetails(d: z.output<typeof clientData> | undefined): ClientDetails | undefined {
+  if (d === undefined) return undefined;
   const details: ClientDetails = {
     fiscal_id: d.FiscalId,
     company_name: d.CompanyName,
@@ -211,38 +210,14 @@ const since = (text: string | undefined, tz: string, parameter: string) => (text
  * failure before that still answers the ordinary error envelope.
  */
 async function streamPrompt(services: Services, caller: Caller, request: FastifyRequest, reply: FastifyReply, prompt: ReturnType<typeof parsePrompt>, maxTokens: number) {
-  const abort = new AbortController();
-  reply.raw.on('close', () => {
-    if (!reply.raw.writableFinished) abort.abort();
-  });
-  let started = false;
-  const start = () => {
-    if (started) return;
-    started = true;
-    reply.hijack();
-    reply.raw.writeHead(200, {
-      ...(reply.getHeaders() as Record<string, string>),
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-      'x-request-id': request.id,
-    });
-  };
-  const send = (event: string, data: unknown) => reply.raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  const stream = eventStream(request, reply);
   try {
-    const result = await services.prompts.stream(caller, prompt, maxTokens, (text) => {
-      start();
-      send('delta', { text });
-    }, abort.signal);
-    start();
-    send('done', { status: 0, data: result.text, usage: result.usage });
+    const result = await services.prompts.stream(caller, prompt, maxTokens, (text) => stream.send('delta', { text }), stream.signal);
+    stream.done(result.text, { usage: result.usage });
   } catch (error) {
-    if (!started) throw error;
-    request.log.info({ reason: isAppError(error) ? error.message : 'unexpected' }, 'prompt stream failed');
-    send('error', { status: 1, data: isAppError(error) ? error.message : `Internal error; reference ${request.id}` });
+    if (!stream.started) throw error;
+    stream.fail(error);
   }
-  reply.raw.end();
   return undefined;
 }
 
@@ -267,7 +242,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     url: '/client.php',
     auth: 'session',
     summary: 'Create a client with its provider key (stored encrypted); a user without a client becomes its member. Answers the id',
-    params: z.object({ tz: p.tz(), provider_key: p.string(500), data: p.string(10_000).optional() }),
+    params: z.object({ tz: p.tz(), provider_key: p.string(500), data: p.json(clientData, 10_000).optional() }),
     reply: ChatAreaId,
     async handler({ params, caller }) {
       return services.clients.create(caller, { providerKey: params.provider_key, details: clientDetails(params.data) });
@@ -282,7 +257,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     params: z.object({
       tz: p.tz(),
       id: p.id(),
-      data: p.string(10_000).optional(),
+      data: p.json(clientData, 10_000).optional(),
       provider_key: p.string(500).optional(),
       user_id: p.id().optional(),
       detach: p.flag().optional(),
@@ -326,7 +301,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     url: '/usecase.php',
     auth: 'session',
     summary: 'Create a use case of a client from a JSON object of its fields; answers the id',
-    params: z.object({ tz: p.tz(), client_id: p.id(), data: p.string(100_000) }),
+    params: z.object({ tz: p.tz(), client_id: p.id(), data: p.json(usecaseData) }),
     reply: ChatAreaId,
     async handler({ params, caller }) {
       return services.usecases.create(caller, params.client_id, usecaseFields(params.data, params.tz));
@@ -338,7 +313,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     url: '/usecase.php',
     auth: 'session',
     summary: 'Update a use case (data JSON), close=1 / open=1 it, or set active 0/1; LastUpdDateTime and Hash change',
-    params: z.object({ tz: p.tz(), id: p.id(), data: p.string(100_000).optional(), close: p.int().optional(), open: p.int().optional(), active: p.flag().optional() }),
+    params: z.object({ tz: p.tz(), id: p.id(), data: p.json(usecaseData).optional(), close: p.int().optional(), open: p.int().optional(), active: p.flag().optional() }),
     reply: success,
     async handler({ params, caller }) {
       await services.usecases.patch(caller, params.id, {

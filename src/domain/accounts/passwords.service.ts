@@ -1,4 +1,4 @@
-import { AppError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 import type { Caller } from '../caller.js';
 import type { Clock, EventLog, Mailer } from '../ports.js';
 import { assertStrongPassword } from './password-policy.js';
@@ -57,7 +57,7 @@ export function createPasswordsService(deps: {
     async resetWithToken(token: string, newPassword: string, repeat: string): Promise<void> {
       checkNewPassword(newPassword, repeat);
       const userId = await tokens.consume(hashToken(token), clock.now());
-      if (userId === undefined) throw new AppError('invalid_parameter', "Invalid parameter 'token': unknown, expired or already used");
+      if (userId === undefined) throw Errors.invalidParameter('token', 'unknown, expired or already used');
       const user = await users.findById(userId);
       if (!user) throw Errors.notFound('User', userId);
       await finishChange(user.id, user.email, user.name, newPassword);

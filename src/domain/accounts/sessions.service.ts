@@ -1,4 +1,4 @@
-import { AppError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 import type { Caller } from '../caller.js';
 import type { Clock, EventLog } from '../ports.js';
 import type { PasswordHasher } from './secrets.js';
@@ -53,7 +53,7 @@ export function createSessionsService(deps: SessionsServiceDeps) {
         });
         throw Errors.invalidCredentials();
       }
-      if (!user.is_enabled) throw new AppError('forbidden', 'This user is disabled');
+      if (!user.is_enabled) throw Errors.userDisabled();
       await attempts.clear('login', subject);
       const token = newToken();
       await sessions.create(user.id, hashToken(token), new Date(now.getTime() + ttlMs));

@@ -1,4 +1,4 @@
-import { AppError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 import { isAdmin, type Caller } from '../caller.js';
 import type { Clock } from '../ports.js';
 import { assertStrongPassword } from './password-policy.js';
@@ -61,9 +61,9 @@ export function createUsersService(deps: {
       const targetId = isAdmin(caller) ? userId : (userId ?? caller.userId);
       if (targetId === undefined) throw Errors.missingParameter('user_id');
       if (!isAdmin(caller)) {
-        if (targetId !== caller.userId) throw new AppError('forbidden', 'Forbidden: you can only modify your own user');
-        if (changes.role !== undefined) throw new AppError('forbidden', "Forbidden: you cannot change your own 'role'");
-        if (changes.enabled !== undefined) throw new AppError('forbidden', "Forbidden: you cannot change your own 'enabled'");
+        if (targetId !== caller.userId) throw Errors.onlyOwnUser();
+        if (changes.role !== undefined) throw Errors.cannotChangeOwn('role');
+        if (changes.enabled !== undefined) throw Errors.cannotChangeOwn('enabled');
       }
       if (isAdmin(caller) && targetId === caller.userId && (changes.enabled === false || changes.role === 'consumer')) {
         // The last administrator locking itself out would leave nobody able to administer.

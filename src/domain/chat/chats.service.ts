@@ -2,7 +2,7 @@ import type { ControlType, SentenceRole, ToolTurn } from '../../db/tables/chat.j
 import type { LlmMessage, LlmProvider, LlmRole } from '../../llm/provider.js';
 import type { TokenCounter } from '../../llm/tokens.js';
 import { isAdmin, type Caller } from '../caller.js';
-import { AppError, Errors, isAppError } from '../errors.js';
+import { Errors, isAppError } from '../errors.js';
 import type { ConsumptionsService } from '../consumptions/consumptions.service.js';
 import type { Clock, EventLog } from '../ports.js';
 import { filterExpression, parseFields } from '../shared/filter/index.js';
@@ -273,7 +273,7 @@ export function createChatsService(deps: {
         await reportProviderFailure(chat, error);
         throw error;
       }
-      if (reply.text.trim() === '') throw new AppError('provider_error', 'Language-model provider error: the reply was empty; try again');
+      if (reply.text.trim() === '') throw Errors.providerError('the reply was empty; try again');
       const answered = clock.now();
       const assistant: SaidSentence = { text: reply.text, tokens: await tokens.count(reply.text), role: 2, rate: null, user_id: null, usage: usage.total, toolCalls: turns };
       const due = silenceDeadline(usecase, answered);

@@ -1,16 +1,9 @@
-import type { Expression, Kysely, SqlBool } from 'kysely';
+import type { Expression, Kysely, Selectable, SqlBool } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { SentenceRole, ToolTurn } from '../../db/tables/chat.js';
+import type { SentenceRole, SentencesTable, ToolTurn } from '../../db/tables/chat.js';
 import type { ColumnWhitelist } from '../shared/filter/index.js';
 
-export interface SentenceRow {
-  id: number;
-  client_id: number;
-  text: string;
-  tokens: number;
-  created_at: Date;
-  updated_at: Date;
-}
+export type SentenceRow = Selectable<SentencesTable>;
 
 export interface ChatSentenceRow extends SentenceRow {
   role: SentenceRole;

@@ -43,7 +43,7 @@ const BACKSLASH = 0x5c;
 const NUMBER = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
 
 const tooLarge = (budget: UploadBudget) =>
-  new AppError('upload_too_large', `Invalid upload: the files exceed the maximum upload size of ${Math.round(budget.limitBytes / 1024 / 1024)} MB`);
+  Errors.uploadTooLarge(`the files exceed the maximum upload size of ${Math.round(budget.limitBytes / 1024 / 1024)} MB`);
 
 /** Complete lines in blocks as they arrive (every block ends with a line break), within the budget. */
 async function* lineBlocks(source: AsyncIterable<Buffer | string>, label: string, budget: UploadBudget): AsyncGenerator<Buffer> {

@@ -2,7 +2,7 @@ import { Duration } from 'luxon';
 import { INTERVAL_BOUNDS, type DataDatePart, type DatasetColumn, type DatasetKind } from '../../db/tables/data.js';
 import type { ForecastInterval } from '../../training/types.js';
 import type { Caller } from '../caller.js';
-import { AppError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 import { JOB_STATUS } from '../jobs/job-status.js';
 import { mayReach } from '../shared/access.js';
 import { applyMappings, datePartOf, defaultColumns, MAPPING_VALUES, parseMapping, type ColumnMapping } from './columns.js';
@@ -91,7 +91,7 @@ export function createDataService({ repository, maxUploadBytes, onQueued }: Data
 
   async function required(jobId: number, kind: DatasetKind): Promise<DatasetRow> {
     const dataset = await latest(jobId, kind);
-    if (!dataset) throw new AppError('not_found', kind === 'input' ? `Job ${jobId} has no data yet; upload a CSV file first` : `Job ${jobId} has no output yet`);
+    if (!dataset) throw kind === 'input' ? Errors.noData(jobId) : Errors.noOutput(jobId);
     return dataset;
   }
 
@@ -156,7 +156,7 @@ export function createDataService({ repository, maxUploadBytes, onQueued }: Data
             // A file cut at the size limit ends mid-line: report the limit, not the broken last line.
             if (!file.truncated?.()) throw asUploadError(error, file.label);
           }
-          if (file.truncated?.()) throw new AppError('upload_too_large', `Invalid upload: '${file.label}' exceeds the maximum upload size of ${Math.round(maxUploadBytes / 1024 / 1024)} MB`);
+          if (file.truncated?.()) throw Errors.uploadTooLarge(`'${file.label}' exceeds the maximum upload size of ${Math.round(maxUploadBytes / 1024 / 1024)} MB`);
         }
         if (!target) throw Errors.missingParameter('Servicefile');
         if (input.expectedFiles !== undefined && input.expectedFiles !== files) {

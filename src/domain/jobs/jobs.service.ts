@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon';
 import type { JobStatus } from '../../db/tables/jobs.js';
 import { isAdmin, type Caller } from '../caller.js';
-import { AppError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 import type { Clock, EventLog } from '../ports.js';
 import { silentEventLog } from '../ports.js';
 import type { TrainingsRepository } from '../trainings/trainings.repository.js';
@@ -112,7 +112,7 @@ export function createJobsService(deps: JobsServiceDeps) {
   async function assertMayUseApp(caller: Caller, appName: string): Promise<void> {
     if (isAdmin(caller)) return;
     if (!(await deps.hasActiveSubscription(caller.userId, appName))) {
-      throw new AppError('forbidden', `Forbidden: you have no active subscription to application '${appName}'`);
+      throw Errors.noActiveSubscription(appName);
     }
   }
 
@@ -170,7 +170,7 @@ export function createJobsService(deps: JobsServiceDeps) {
       } else {
         const latest = await trainings.findLatestForApp(caller.userId, input.appName);
         if (!latest) {
-          throw new AppError('not_found', `You have no training for application '${input.appName}' yet; send newTraining=1 to create one`);
+          throw Errors.noTrainingFor(input.appName);
         }
         trainingId = latest.id;
       }

@@ -1,29 +1,12 @@
-import type { Expression, Kysely, SqlBool } from 'kysely';
+import type { Expression, Insertable, Kysely, Selectable, SqlBool } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { LogsTable } from '../../db/tables/logs.js';
 import { escapeLike } from '../../db/escape-like.js';
 import type { ColumnWhitelist } from '../shared/filter/index.js';
 
-export interface LogRow {
-  id: number;
-  host: string;
-  pid: number;
-  procedure: string;
-  type: number;
-  text: string;
-  user_id: number | null;
-  request_id: string | null;
-  created_at: Date;
-}
+export type LogRow = Selectable<LogsTable>;
 
-export interface NewLogEntry {
-  host: string;
-  pid: number;
-  procedure: string;
-  type: number;
-  text: string;
-  user_id: number | null;
-  request_id: string | null;
-}
+export type NewLogEntry = Required<Omit<Insertable<LogsTable>, 'id' | 'created_at'>>;
 
 /** Wire names of a Log entry usable in `filters`, mapped to their columns. */
 export const LOG_COLUMNS: ColumnWhitelist = {

@@ -1,30 +1,9 @@
-import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import { type Expression, type Kysely, type Selectable, sql, type SqlBool } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { AppRecordsTable } from '../../db/tables/models.js';
 import type { ColumnWhitelist } from '../shared/filter/index.js';
 
-export interface AppRecordRow {
-  id: number;
-  user_id: number;
-  app_name: string;
-  job_id: number | null;
-  training_id: number | null;
-  layers_requested: number;
-  learning_rate: number;
-  request_type: number;
-  data_rows_to_consider: number;
-  no_negatives: number;
-  increase_margin: number;
-  decrease_margin: number;
-  deviation_target: number;
-  deviated_target: number;
-  model_family: string;
-  status: number;
-  host: string;
-  pid: number;
-  probability: number | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type AppRecordRow = Selectable<AppRecordsTable>;
 
 /** The parameter columns a client may set when creating a record (POST /app simple=1). */
 export interface AppParameters {

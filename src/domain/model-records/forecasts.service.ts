@@ -2,7 +2,7 @@ import { modelColumns } from '../../training/model-columns.js';
 import { predictWithIntervals } from '../../training/predict.js';
 import type { ForecastInterval, TrainedModel } from '../../training/types.js';
 import type { Caller } from '../caller.js';
-import { AppError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 import { requireJob, requireTraining, type OwnedJob, type OwnershipLookups } from '../shared/access.js';
 import type { NetworksService } from './networks.service.js';
 
@@ -68,7 +68,7 @@ export function createForecastsService(deps: { networks: NetworksService; lookup
       if (given.length > MAX_FORECAST_COLUMNS) throw Errors.invalidParameter('{column-name}', `at most ${MAX_FORECAST_COLUMNS} columns`);
       const job = await resolveJob(caller, request);
       const model: TrainedModel | undefined = await networks.loadModel(job.training_id);
-      if (!model) throw new AppError('wrong_state', `Training ${job.training_id} has no trained network yet`);
+      if (!model) throw Errors.notTrained(job.training_id);
       const columns = modelColumns(model);
       if (columns && !given.some(([name]) => columns.inputs.includes(name))) {
         throw Errors.invalidParameter('{column-name}', `none of the posted columns is an input of the network (inputs: ${columns.inputs.join(', ')})`);

@@ -1,11 +1,10 @@
 import type { TrainedModel } from '../../training/types.js';
 import type { Caller } from '../caller.js';
-import { AppError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 import type { Clock } from '../ports.js';
 import type { NetworksRepository, StoredNetworkSummary } from './networks.repository.js';
 import { requireTraining, type OwnershipLookups } from '../shared/access.js';
 
-const noNetwork = (trainingId: number) => new AppError('not_found', `No network stored for training ${trainingId}`);
 
 /** Models kept parsed per process: forecasting revives each model's families once, not on every request. */
 const CACHED_MODELS = 32;
@@ -22,7 +21,7 @@ export function createNetworksService(deps: { networks: NetworksRepository; look
 
   async function summaryOf(trainingId: number): Promise<StoredNetworkSummary> {
     const summary = await networks.summary(trainingId);
-    if (!summary) throw noNetwork(trainingId);
+    if (!summary) throw Errors.noNetwork(trainingId);
     return summary;
   }
 
@@ -52,7 +51,7 @@ export function createNetworksService(deps: { networks: NetworksRepository; look
     /** DELETE /netw: every stored weight of the training (error when nothing is stored). */
     async remove(caller: Caller, trainingId: number): Promise<void> {
       await requireTraining(lookups, caller, trainingId);
-      if ((await networks.deleteForTraining(trainingId)) === 0) throw noNetwork(trainingId);
+      if ((await networks.deleteForTraining(trainingId)) === 0) throw Errors.noNetwork(trainingId);
     },
 
     /** For the runner: stores a training's model, replacing the previous one; answers the weight's id. */

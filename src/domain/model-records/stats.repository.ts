@@ -1,36 +1,12 @@
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { StatRecordsTable } from '../../db/tables/models.js';
 
 import { STAT_STATUS, type ClosedStatStatus } from './stat-status.js';
 
-export interface StatRecordRow {
-  id: number;
-  user_id: number;
-  job_id: number | null;
-  name: string;
-  host: string;
-  pid: number;
-  parameters: string;
-  caller: string;
-  text: string;
-  procedure: string;
-  advance: number;
-  status: number;
-  created_at: Date;
-  updated_at: Date;
-  terminated_at: Date | null;
-}
+export type StatRecordRow = Selectable<StatRecordsTable>;
 
-export interface NewStatRecord {
-  user_id: number;
-  job_id: number | null;
-  name: string;
-  host: string;
-  pid: number;
-  parameters: string;
-  caller: string;
-  text: string;
-}
+export type NewStatRecord = Required<Pick<Insertable<StatRecordsTable>, 'user_id' | 'job_id' | 'name' | 'host' | 'pid' | 'parameters' | 'caller' | 'text'>>;
 
 export interface StatChange {
   procedure?: string;

@@ -28,15 +28,9 @@ export interface StatPatch extends StatChange {
 }
 
 /** What the engine's runner opens for each run; it is trusted, so no caller scope applies. */
-export interface RunStat {
-  name: string;
-  host: string;
-  pid: number;
-  parameters: string;
+export interface RunStat extends NewStat {
   jobId: number;
   userId: number;
-  caller?: string;
-  text?: string;
 }
 
 function checkAdvance(change: StatChange): void {
@@ -48,6 +42,21 @@ function checkAdvance(change: StatChange): void {
 /** Status records of section 4.6: one per trainer run, found on the wire by name, host and pid. */
 export function createStatsService(deps: { stats: StatsRepository; lookups: OwnershipLookups; clock: Clock }) {
   const { stats, lookups, clock } = deps;
+  /** POST /stat and the runner open a record the same way; only the owner is decided differently. */
+  const insert = (userId: number, input: NewStat): Promise<number> =>
+    stats.insert(
+      {
+        user_id: userId,
+        job_id: input.jobId ?? null,
+        name: input.name,
+        host: input.host,
+        pid: input.pid,
+        parameters: input.parameters,
+        caller: input.caller ?? '',
+        text: input.text ?? '',
+      },
+      clock.now(),
+    );
 
   return {
     async list(caller: Caller, query: StatQuery): Promise<StatRecordRow[] | { total: number }> {
@@ -66,19 +75,7 @@ export function createStatsService(deps: { stats: StatsRepository; lookups: Owne
     /** POST /stat: answers the new record's id. A record of a job belongs to the job's owner. */
     async create(caller: Caller, input: NewStat): Promise<number> {
       const owner = input.jobId === undefined ? caller.userId : (await requireJob(lookups, caller, input.jobId)).user_id;
-      return stats.insert(
-        {
-          user_id: owner,
-          job_id: input.jobId ?? null,
-          name: input.name,
-          host: input.host,
-          pid: input.pid,
-          parameters: input.parameters,
-          caller: input.caller ?? '',
-          text: input.text ?? '',
-        },
-        clock.now(),
-      );
+      return insert(owner, input);
     },
 
     async patch(caller: Caller, input: StatPatch): Promise<void> {
@@ -99,20 +96,7 @@ export function createStatsService(deps: { stats: StatsRepository; lookups: Owne
 
     // --- for the engine's runner ---
 
-    open: (run: RunStat): Promise<number> =>
-      stats.insert(
-        {
-          user_id: run.userId,
-          job_id: run.jobId,
-          name: run.name,
-          host: run.host,
-          pid: run.pid,
-          parameters: run.parameters,
-          caller: run.caller ?? '',
-          text: run.text ?? '',
-        },
-        clock.now(),
-      ),
+    open: (run: RunStat): Promise<number> => insert(run.userId, run),
 
     /** False when the record is already terminated. */
     async update(id: number, change: StatChange): Promise<boolean> {

@@ -1,5 +1,5 @@
 import { isAdmin, type Caller } from '../caller.js';
-import { AppError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 
 /**
  * Who may reach which rows, in one place. Users own jobs, trainings and records (administrators reach
@@ -67,7 +67,7 @@ export function assertClientAccess(caller: Caller, clientId: number, what: strin
 /** The client a consumer works in; creating chat data needs one. */
 export function requireOwnClient(caller: Caller): number {
   if (caller.clientId === null) {
-    throw new AppError('wrong_state', 'You belong to no client yet: create one with POST /client.php or ask an administrator to attach you');
+    throw Errors.noClient();
   }
   return caller.clientId;
 }

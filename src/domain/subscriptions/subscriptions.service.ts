@@ -1,7 +1,7 @@
 import type { UsersRepository } from '../accounts/users.repository.js';
 import type { ApplicationsService } from '../applications/applications.service.js';
 import { isAdmin, type Caller } from '../caller.js';
-import { AppError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 import type { Clock } from '../ports.js';
 import { ownerScope } from '../shared/access.js';
 import type { SubscriptionListFilter, SubscriptionRow, SubscriptionsRepository } from './subscriptions.repository.js';
@@ -23,7 +23,7 @@ export function createSubscriptionsService(deps: {
   async function targetUser(caller: Caller, userId: number | undefined): Promise<number> {
     if (!isAdmin(caller)) {
       if (userId !== undefined && userId !== caller.userId) {
-        throw new AppError('forbidden', "Forbidden: only an administrator can change another user's subscription");
+        throw Errors.notYourSubscription();
       }
       return caller.userId;
     }
