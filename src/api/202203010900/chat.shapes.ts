@@ -78,6 +78,7 @@ export const ChatRecord = z
     Active: z.enum(['0', '1']),
     Attention: z.enum(['0', '1']),
     LastUpdDateTime: timestamp,
+    HandoffReason: text,
   })
   .partial()
   .meta({
