@@ -72,6 +72,10 @@ function enumerateRoutes(): FuzzRoute[] {
     const body = Object.values(op.requestBody?.content ?? {}).flatMap((c) => Object.keys(c.schema?.properties ?? {}));
     return [...(op.parameters ?? []).map((p) => p.name), ...body];
   };
+  const uploadsFile = (url: string): boolean =>
+    Object.values(doc.paths[url]?.post?.requestBody?.content?.['multipart/form-data']?.schema?.properties ?? {}).some(
+      (property) => (property as { format?: string }).format === 'binary',
+    );
   const routes: FuzzRoute[] = [];
   for (const line of ctx.app.printRoutes({ commonPrefix: false }).split('\n')) {
     const match = /(\/\S+) \(([^)]+)\)\s*$/.exec(line);
@@ -81,8 +85,8 @@ function enumerateRoutes(): FuzzRoute[] {
     for (const method of match[2]!.split(',').map((m) => m.trim())) {
       if (method === 'HEAD' || method === 'OPTIONS') continue;
       const params = documented(url, method);
-      // Upload handlers read their own multipart fields, so their schema documents none.
-      routes.push({ method, url, params, upload: params.length === 0 && method === 'POST' && doc.paths[url]?.post !== undefined });
+      // Uploads are the operations whose multipart body documents a binary file field.
+      routes.push({ method, url, params, upload: method === 'POST' && uploadsFile(url) });
     }
   }
   // A route whose schema is not documented (uploads read their own fields) gets its resource's parameters.
