@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTokenCounter } from '../../src/llm/tokens.js';
+import { createTrainingPool } from '../../src/training/pool.js';
 import { CURRENT, OLDER, createTestContext, form, type TestContext, type TestUser } from '../support/helper.js';
 import { startStub, type StubMode } from '../support/openai-stub.js';
 
@@ -872,6 +873,40 @@ describe('forecast tools in chat', () => {
     expect(at).toBeGreaterThan(-1);
     expect(later.slice(at + 1, at + 4).map((m) => m.role)).toEqual(['tool', 'tool', 'tool']);
     expect(later[at + 4]).toMatchObject({ role: 'assistant', content: expected });
+  });
+
+  it("predicts with the job's trained model, as POST /forecasts.php does, keeping the row as an output", { timeout: 60_000 }, async () => {
+    const rows: string[][] = [];
+    for (let i = 0; i < 24; i++) rows.push([String((i % 6) + 1), String(2 * ((i % 6) + 1) + 1)]);
+    const pool = createTrainingPool({ maxThreads: 1 });
+    let model;
+    try {
+      ({ model } = await pool.train({
+        header: ['x', 'y'],
+        columns: [
+          { name: 'x', role: 'input', kind: 'numeric' },
+          { name: 'y', role: 'output', kind: 'numeric' },
+        ],
+        rows,
+        params: { seed: 7, epochs: 100, layersRequested: 1 },
+      }));
+    } finally {
+      await pool.close();
+    }
+    const jobId = await finishedJob(alice, 'Alice line model', ['1'], 90);
+    const { training_id: trainingId } = await ctx.database.db.selectFrom('jobs').select('training_id').where('id', '=', jobId).executeTakeFirstOrThrow();
+    await ctx.services.networks.saveModel(trainingId, alice.id, model);
+    const usca = await newUsecase(alice, clientA, { Description: 'Predict desk', ModelTools: 1 });
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    stub.state.toolCalls = [[{ name: 'predict', arguments: { job_id: jobId, inputs: { x: 4 } } }]];
+    stub.state.replyFrom = (body) => {
+      const result = JSON.parse(body.messages.at(-1)!.content!) as { prediction: Record<string, string> };
+      return `y will be ${result.prediction.y}`;
+    };
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'What if x is 4?', role: 1 });
+    const stored = (await ok('GET', 'data', alice, { type: 0, job_id: jobId, output: 1 })) as Record<string, string>[];
+    expect(stored).toEqual([{ x: '4', y: expect.any(String) }]);
+    expect((await chatSentences(alice, chatId)).at(-1)!.Text).toBe(`y will be ${stored[0]!.y}`);
   });
 
   it('stops offering tool calls after three rounds and asks for a text answer', async () => {
