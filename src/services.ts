@@ -142,6 +142,20 @@ export function buildServices(deps: ServiceDeps) {
     hasActiveSubscription: (userId, appName) => subscriptions.isActive(userId, appName, 'app_name'),
   });
 
+  // --- models: App records, status records, network weights, forecasts (section 4.6, older forecasts.php) ---
+  const ownership: OwnershipLookups = {
+    job: (id, ownerId) => jobsRepository.findVisible(id, ownerId),
+    training: (id, ownerId) => trainingsRepository.findVisible(id, ownerId),
+  };
+  const appRecords = createAppRecordsService({ records: createAppRecordsRepository(db), lookups: ownership, clock });
+  const stats = createStatsService({ stats: createStatsRepository(db), lookups: ownership, clock });
+  const networks = createNetworksService({ networks: createNetworksRepository(db), lookups: ownership, clock });
+  const forecasts = createForecastsService({
+    networks,
+    lookups: ownership,
+    writeOutput: (output) => data.writeOutput(output.jobId, output.rows, output.header, output.intervals),
+  });
+
   // --- automated chat: clients, use cases, sentences, chats, prompts ---
   const provider = deps.llm ?? createOpenAiProvider({ baseUrl: config.llmBaseUrl, timeoutMs: config.llmTimeoutMs });
   const llm = deps.metrics ? instrumentedProvider(provider, deps.metrics) : provider;
@@ -170,22 +184,9 @@ export function buildServices(deps: ServiceDeps) {
     model: config.llmModel,
     clock,
     events,
+    modelTools: { jobs, data, forecasts },
   });
   const prompts = createPromptsService({ clientsService: clients, consumptions, llm, tokens: tokenCounter, model: config.llmModel });
-
-  // --- models: App records, status records, network weights, forecasts (section 4.6, older forecasts.php) ---
-  const ownership: OwnershipLookups = {
-    job: (id, ownerId) => jobsRepository.findVisible(id, ownerId),
-    training: (id, ownerId) => trainingsRepository.findVisible(id, ownerId),
-  };
-  const appRecords = createAppRecordsService({ records: createAppRecordsRepository(db), lookups: ownership, clock });
-  const stats = createStatsService({ stats: createStatsRepository(db), lookups: ownership, clock });
-  const networks = createNetworksService({ networks: createNetworksRepository(db), lookups: ownership, clock });
-  const forecasts = createForecastsService({
-    networks,
-    lookups: ownership,
-    writeOutput: (output) => data.writeOutput(output.jobId, output.rows, output.header, output.intervals),
-  });
 
   // --- summaries (each area contributes its counter) ---
   const summaries = createSummariesService({

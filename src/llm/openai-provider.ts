@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { AppError, Errors } from '../domain/errors.js';
-import type { LlmCompletion, LlmProvider, LlmRequest, LlmUsage } from './provider.js';
+import type { LlmCompletion, LlmMessage, LlmProvider, LlmRequest, LlmUsage } from './provider.js';
 
 export interface OpenAiProviderOptions {
   /** OpenAI-compatible base URL, e.g. https://api.openai.com/v1 or http://localhost:8000/v1. */
@@ -45,7 +45,11 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): LlmProvide
 
   const body = (request: LlmRequest) => ({
     model: request.model,
-    messages: request.messages,
+    messages: request.messages.map(wireMessage),
+    ...(request.tools?.length
+      ? { tools: request.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+      : {}),
+    ...(request.tools?.length && request.toolChoice ? { tool_choice: request.toolChoice } : {}),
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
     ...(request.maxTokens === undefined ? {} : { max_tokens: request.maxTokens }),
   });
@@ -60,14 +64,20 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): LlmProvide
     throw providerError(error, { apiKey: request.apiKey, timedOut: timer.aborted, lastStatus: trace.lastStatus, timeoutMs: options.timeoutMs, maxRetries, origin });
   };
 
-  return {
+  const provider: LlmProvider = {
     async complete(request): Promise<LlmCompletion> {
       const { timer, trace, signal } = deadline(request);
       try {
         const reply = await clientFor(request.apiKey, trace).chat.completions.create({ ...body(request), stream: false }, { signal });
-        const text = reply.choices[0]?.message?.content ?? '';
-        return { text, usage: usageOf(reply.usage) };
+        const message = reply.choices[0]?.message;
+        const toolCalls = (message?.tool_calls ?? []).flatMap((c) => (c.type === 'function' ? [{ id: c.id, name: c.function.name, arguments: c.function.arguments }] : []));
+        return { text: message?.content ?? '', usage: usageOf(reply.usage), ...(toolCalls.length ? { toolCalls } : {}) };
       } catch (error) {
+        // A server without tool support refuses the request (400/404/422): ask once more without tools.
+        if (request.tools?.length && error instanceof OpenAI.APIError && [400, 404, 422].includes(error.status as number) && !timer.aborted) {
+          const plain = await provider.complete({ ...request, tools: undefined });
+          return { ...plain, toolsRefused: true };
+        }
         return fail(error, request, timer, trace);
       }
     },
@@ -101,6 +111,20 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): LlmProvide
       }
     },
   };
+  return provider;
+}
+
+/** Our message to the SDK's: tool calls and tool answers in the OpenAI wire shape. */
+function wireMessage(m: LlmMessage): OpenAI.Chat.Completions.ChatCompletionMessageParam {
+  if (m.role === 'tool') return { role: 'tool', tool_call_id: m.toolCallId ?? '', content: m.content };
+  if (m.role === 'assistant' && m.toolCalls?.length) {
+    return {
+      role: 'assistant',
+      content: m.content === '' ? null : m.content,
+      tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })),
+    };
+  }
+  return { role: m.role, content: m.content };
 }
 
 interface AttemptTrace {

@@ -51,7 +51,10 @@ export function createTokenCounter(model: string): TokenCounter {
     count,
     async countMessages(messages) {
       let total = REPLY_PRIMING;
-      for (const m of messages) total += TOKENS_PER_MESSAGE + (await count(m.role)) + (await count(m.content));
+      for (const m of messages) {
+        total += TOKENS_PER_MESSAGE + (await count(m.role)) + (await count(m.content));
+        for (const call of m.toolCalls ?? []) total += (await count(call.name)) + (await count(call.arguments));
+      }
       return total;
     },
   };

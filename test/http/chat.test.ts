@@ -60,6 +60,8 @@ afterAll(async () => {
 beforeEach(() => {
   stub.state.mode = 'ok';
   stub.requests.length = 0;
+  stub.state.toolCalls = [];
+  stub.state.replyFrom = undefined;
 });
 
 // ---------- clients ----------
@@ -780,5 +782,114 @@ describe('the provider key', () => {
       for (const line of ctx.logLines) expect(line).not.toContain(key);
       expect(ctx.logLines.join('\n')).not.toContain(key.slice(8, 30));
     }
+  });
+});
+
+// ---------- forecast tools in chat (issue 12, item 1) ----------
+
+describe('forecast tools in chat', () => {
+  /** A Finished job of `user` with a stored forecast (and intervals on sales). */
+  async function finishedJob(user: TestUser, description: string, sales: string[], successRate: number): Promise<number> {
+    const db = ctx.database.db;
+    const training = await db.insertInto('trainings').values({ user_id: user.id, app_name: 'forecast', description, success_rate: successRate, status: 2 }).returning('id').executeTakeFirstOrThrow();
+    const job = await db.insertInto('jobs').values({ user_id: user.id, training_id: training.id, app_name: 'forecast', status: 3 }).returning('id').executeTakeFirstOrThrow();
+    const rows = sales.map((v, i) => ({ month: String(i + 1), sales: v }));
+    const bounds = (v: string) => ({ lo80: String(Number(v) - 1), hi80: String(Number(v) + 1), lo95: String(Number(v) - 2), hi95: String(Number(v) + 2) });
+    await ctx.services.data.writeOutput(job.id, rows, ['month', 'sales'], sales.map((v) => ({ sales: bounds(v) })));
+    return job.id;
+  }
+  /** The final answer made from the last tool result the request carries: the forecast figures and success rate. */
+  const answerFromForecast = (body: { messages: { role: string; content: string | null }[] }) => {
+    const last = [...body.messages].reverse().find((m) => m.role === 'tool' && m.content?.includes('"rows"'));
+    if (!last) return 'I found no forecast.';
+    const read = JSON.parse(last.content!) as { rows: Record<string, string>[]; success_rate: number };
+    return `Forecast: ${read.rows.map((r) => `${r.month}=${r.sales} [${r.sales_lo95}, ${r.sales_hi95}]`).join('; ')}. Success rate ${read.success_rate}%.`;
+  };
+
+  it('accepts and returns ModelTools, 0 by default', async () => {
+    const plain = await newUsecase(alice, clientA, { Description: 'Plain' });
+    expect((await usecaseOf(alice, plain)).ModelTools).toBe('0');
+    const tooled = await newUsecase(alice, clientA, { Description: 'Tooled', ModelTools: 1 });
+    expect((await usecaseOf(alice, tooled)).ModelTools).toBe('1');
+    expect((await call('POST', 'usecase', alice, { client_id: clientA, data: JSON.stringify({ ModelTools: 2 }) })).data).toMatch(/ModelTools.*0 or 1/);
+    // No tools offered when the use case does not enable them.
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: plain, user_id: alice.id })) as number;
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Hi', role: 1 });
+    expect(stub.requests.at(-1)!.body.tools).toBeUndefined();
+  });
+
+  it("reaches only the chat user's own jobs, answers with the stored figures, and stores and counts the tool turns", async () => {
+    const own = await finishedJob(alice, 'Alice sales model', ['120.5', '130.25', '140'], 87.5);
+    const foreign = await finishedJob(bob, 'Bob secret model', ['999123', '999124'], 42.25);
+    const usca = await newUsecase(alice, clientA, { Description: 'Forecast desk', ModelTools: 1 });
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    stub.state.toolCalls = [
+      [{ name: 'list_jobs', arguments: {} }, { name: 'read_forecast', arguments: { job_id: foreign } }],
+      [{ name: 'read_forecast', arguments: { job_id: own } }],
+    ];
+    stub.state.replyFrom = answerFromForecast;
+
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'What will I sell?', role: 1 });
+
+    // Three requests: two tool rounds and the final answer; every one offers the three tools.
+    expect(stub.requests).toHaveLength(3);
+    for (const r of stub.requests) expect(r.body.tools?.map((t) => t.function.name)).toEqual(['list_jobs', 'read_forecast', 'predict']);
+    const sent = JSON.stringify(stub.requests.map((r) => r.body));
+    expect(sent).not.toContain('999123');
+    expect(sent).not.toContain('Bob secret model');
+    expect(sent).not.toContain('42.25');
+    expect(sent).toContain(`Job ${foreign} not found`);
+    expect(sent).toContain('Alice sales model');
+
+    // The answer's figures are the job's stored output, read back through GET /data.
+    const stored = (await ok('GET', 'data', alice, { type: 0, job_id: own, output: 1, intervals: 1 })) as Record<string, string>[];
+    const expected = `Forecast: ${stored.map((r) => `${r.month}=${r.sales} [${r.sales_lo95}, ${r.sales_hi95}]`).join('; ')}. Success rate 87.5%.`;
+    expect(expected).toBe('Forecast: 1=120.5 [118.5, 122.5]; 2=130.25 [128.25, 132.25]; 3=140 [138, 142]. Success rate 87.5%.');
+    const said = await chatSentences(alice, chatId);
+    const answer = said.at(-1)!;
+    expect(answer).toMatchObject({ Role: '2', Text: expected });
+
+    // The tool turns are kept with the answer, in order, with what each tool answered.
+    const turns = JSON.parse(answer.Tools!) as { name: string; arguments: string; result: string }[];
+    expect(turns.map((t) => t.name)).toEqual(['list_jobs', 'read_forecast', 'read_forecast']);
+    expect(JSON.parse(turns[1]!.result)).toEqual({ error: `Job ${foreign} not found` });
+    const listed = JSON.parse(turns[0]!.result) as { jobs: { job_id: number }[] };
+    expect(listed.jobs.map((j) => j.job_id)).toContain(own);
+    expect(listed.jobs.map((j) => j.job_id)).not.toContain(foreign);
+    expect(said.at(-2)!.Tools).toBeNull();
+
+    // Counted: three provider calls of 18 tokens on the chat, and one ledger record with their sum.
+    expect((await chatOf(alice, chatId)).Tokens).toBe('54');
+    const ledger = (await ok('GET', 'consumptions', alice, { kind: 'chat', filters: `chat_id = ${chatId}` })) as Record<string, unknown>[];
+    expect(ledger).toEqual([expect.objectContaining({ prompt_tokens: 33, completion_tokens: 21 })]);
+
+    // A later turn sees what was looked up: the stored calls and results come back before the answer.
+    stub.requests.length = 0;
+    stub.state.replyFrom = undefined;
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Thanks', role: 1 });
+    const later = stub.requests[0]!.body.messages;
+    const at = later.findIndex((m) => m.role === 'assistant' && m.tool_calls?.length === 3);
+    expect(at).toBeGreaterThan(-1);
+    expect(later.slice(at + 1, at + 4).map((m) => m.role)).toEqual(['tool', 'tool', 'tool']);
+    expect(later[at + 4]).toMatchObject({ role: 'assistant', content: expected });
+  });
+
+  it('stops offering tool calls after three rounds and asks for a text answer', async () => {
+    const usca = await newUsecase(alice, clientA, { Description: 'Loop', ModelTools: 1 });
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    stub.state.toolCalls = Array.from({ length: 5 }, () => [{ name: 'list_jobs', arguments: {} }]);
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Loop forever', role: 1 });
+    expect(stub.requests.map((r) => r.body.tool_choice)).toEqual(['auto', 'auto', 'auto', 'none']);
+    expect((await chatSentences(alice, chatId)).at(-1)).toMatchObject({ Role: '2', Text: 'Hello, I am the assistant.' });
+    expect((await chatOf(alice, chatId)).Tokens).toBe('72');
+  });
+
+  it('answers plainly when the provider refuses tools: one retry without them', async () => {
+    const usca = await newUsecase(alice, clientA, { Description: 'Old server', ModelTools: 1 });
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    stub.state.mode = 'no-tools';
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Hello?', role: 1 });
+    expect(stub.requests.map((r) => r.body.tools === undefined)).toEqual([false, true]);
+    expect((await chatSentences(alice, chatId)).at(-1)).toMatchObject({ Role: '2', Text: 'Hello, I am the assistant.', Tools: null });
   });
 });

@@ -1,12 +1,19 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type StubMode = 'ok' | 'hang' | '401' | '429' | '500' | 'break';
+export type StubMode = 'ok' | 'hang' | '401' | '429' | '500' | 'break' | 'no-tools';
+/** A tool call the stub answers with: the function's name and its arguments. */
+export interface StubToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
 interface RecordedRequest {
   authorization: string | undefined;
   body: {
     model: string;
-    messages: { role: string; content: string }[];
+    messages: { role: string; content: string | null; tool_call_id?: string; tool_calls?: { id: string; function: { name: string; arguments: string } }[] }[];
+    tools?: { type: string; function: { name: string; parameters: unknown } }[];
+    tool_choice?: string;
     temperature?: number;
     max_tokens?: number;
     stream?: boolean;
@@ -17,7 +24,16 @@ interface RecordedRequest {
 export function startStub() {
   const requests: RecordedRequest[] = [];
   const hanging: ServerResponse[] = [];
-  const state = { mode: 'ok' as StubMode, reply: 'Hello, I am the assistant.', usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } };
+  const state = {
+    mode: 'ok' as StubMode,
+    reply: 'Hello, I am the assistant.',
+    usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
+    /** While tools are offered (and not tool_choice none), each request takes the next batch and answers with those calls. */
+    toolCalls: [] as StubToolCall[][],
+    /** When set, the text answer is made from the request (e.g. from the tool results it carries). */
+    replyFrom: undefined as ((body: RecordedRequest['body']) => string) | undefined,
+  };
+  let callIds = 0;
   const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify(body));
@@ -43,8 +59,24 @@ export function startStub() {
           return json(res, 429, { error: { message: 'Rate limit reached', type: 'requests' } }, retryFast);
         case '500':
           return json(res, 500, { error: { message: 'The server had an error' } }, retryFast);
+        case 'no-tools':
+          // Like a server without function calling: a request with tools is refused.
+          if (body.tools) return json(res, 400, { error: { message: 'tools are not supported by this model' } });
+          break;
         default:
           break;
+      }
+      if (!body.stream && body.tools && body.tool_choice !== 'none' && state.toolCalls.length > 0) {
+        const batch = state.toolCalls.shift()!;
+        const tool_calls = batch.map((c) => ({ id: `call_${++callIds}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
+        return json(res, 200, {
+          id: 'chatcmpl-1',
+          object: 'chat.completion',
+          created: 1,
+          model: body.model,
+          choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls }, finish_reason: 'tool_calls' }],
+          usage: state.usage,
+        });
       }
       if (!body.stream) {
         return json(res, 200, {
@@ -52,7 +84,7 @@ export function startStub() {
           object: 'chat.completion',
           created: 1,
           model: body.model,
-          choices: [{ index: 0, message: { role: 'assistant', content: state.reply }, finish_reason: 'stop' }],
+          choices: [{ index: 0, message: { role: 'assistant', content: state.replyFrom ? state.replyFrom(body) : state.reply }, finish_reason: 'stop' }],
           usage: state.usage,
         });
       }

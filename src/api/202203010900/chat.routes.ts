@@ -61,6 +61,7 @@ const usecaseRecord = (row: UsecaseRow, tz: string) => ({
   Temperature: String(row.temperature),
   Active: flag(row.is_active),
   TokenBudget: String(row.token_budget),
+  ModelTools: flag(row.model_tools),
 });
 
 const chatRecord = (row: ChatRow, tz: string) => ({
@@ -94,6 +95,7 @@ const chatSentenceRecord = (row: ChatSentenceRow, tz: string) => ({
   Role: String(row.role),
   Rate: str(row.rate),
   User_Id: str(row.user_id),
+  Tools: row.tool_calls === null ? null : JSON.stringify(row.tool_calls),
 });
 
 const usecaseSentenceRecord = (row: UsecaseSentenceRow, tz: string) => ({ ...sentenceRecord(row, tz), Order: String(row.position) });
@@ -120,6 +122,7 @@ const usecaseData = recordData(
     ManualMessage: dataText().optional(),
     Temperature: dataNumber(0, 2, 'must be a number from 0 to 2').optional(),
     TokenBudget: dataNumber(0, 2_000_000_000, 'must be whole tokens from 0 (no limit)').pipe(z.number().int({ error: 'must be whole tokens' })).optional(),
+    ModelTools: z.preprocess((v) => (typeof v === 'boolean' ? Number(v) : typeof v === 'string' ? Number(v.trim()) : v), z.union([z.literal(0), z.literal(1)], { error: 'must be 0 or 1' })).optional(),
   },
   ['Id', 'clie_Id', 'User_Id', 'Tokens', 'LastUpdDateTime', 'Hash', 'Active'],
 );
@@ -135,6 +138,7 @@ function usecaseFields(d: z.output<typeof usecaseData>, tz: string): UsecaseFiel
     manual_message: d.ManualMessage,
     temperature: d.Temperature,
     token_budget: d.TokenBudget,
+    model_tools: d.ModelTools === undefined ? undefined : d.ModelTools === 1,
   };
   if (d.StartDateTime !== undefined) fields.start_at = wireDateToInstant(d.StartDateTime, tz, 'data.StartDateTime');
   if (d.FinishDateTime !== undefined) fields.finish_at = d.FinishDateTime === null ? null : wireDateToInstant(d.FinishDateTime, tz, 'data.FinishDateTime');
@@ -436,7 +440,9 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
       const query = { fields: params.fields, where: params.where, tz: params.tz };
       if (params.chat_id !== undefined) {
         const { rows, fields } = await services.chat.sentencesOf(caller, params.chat_id, query);
-        return rows.map((row) => pick(chatSentenceRecord(row, params.tz), fields));
+        // Tools (the tool turns behind an answer) comes with the default columns; it is not a filter column.
+        const shown = params.fields === undefined || params.fields.trim() === '' ? [...fields, 'Tools'] : fields;
+        return rows.map((row) => pick(chatSentenceRecord(row, params.tz), shown));
       }
       if (params.usca_id !== undefined) {
         const { rows, fields } = await services.sentences.listForUsecase(caller, params.usca_id, query);

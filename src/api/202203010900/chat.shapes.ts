@@ -51,6 +51,8 @@ export const UsecaseRecord = z
     Active: z.enum(['0', '1']),
     /** Addition (issue 12): tokens a chat may spend before it is handed to a person, '0' = no limit. */
     TokenBudget: z.string(),
+    /** Addition (issue 12): '1' offers the assistant the forecast tools over the chat user's jobs. */
+    ModelTools: z.enum(['0', '1']),
   })
   .partial()
   .meta({
@@ -103,6 +105,7 @@ export const SentenceRecord = z
     Role: z.string(),
     Rate: text,
     User_Id: text,
+    Tools: text,
     Order: z.string(),
   })
   .partial()

@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 export interface ClientsTable {
   id: Generated<number>;
@@ -37,6 +37,8 @@ export interface UsecasesTable {
   is_active: Generated<boolean>;
   /** Tokens one chat may use (0: no limit). */
   token_budget: Generated<number>;
+  /** The assistant may call the forecast tools (list_jobs, read_forecast, predict). */
+  model_tools: Generated<boolean>;
   hash: string;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
@@ -106,7 +108,19 @@ export interface ChatSentencesTable {
   rate: 0 | 1 | null;
   user_id: number | null;
   tokens: Generated<number>;
+  /** The tool calls and results that led to this assistant sentence (written as JSON text); null when none. */
+  tool_calls: ColumnType<ToolTurn[] | null, string | null | undefined, string | null>;
   created_at: Generated<Date>;
+}
+
+/** One tool call of an assistant reply, with what the service answered to it. */
+export interface ToolTurn {
+  id: string;
+  name: string;
+  /** The arguments as the model sent them (JSON text). */
+  arguments: string;
+  /** What the tool answered (JSON text), fed back to the model. */
+  result: string;
 }
 
 export interface ChatTables {

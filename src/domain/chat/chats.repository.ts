@@ -1,6 +1,6 @@
 import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { ControlType, HandoffEvent, HandoffReason, SentenceRole } from '../../db/tables/chat.js';
+import type { ControlType, HandoffEvent, HandoffReason, SentenceRole, ToolTurn } from '../../db/tables/chat.js';
 import { Errors } from '../errors.js';
 import type { ColumnWhitelist } from '../shared/filter/index.js';
 import { newUsecaseHash } from './usecases.repository.js';
@@ -82,6 +82,8 @@ export interface SaidSentence {
   user_id: number | null;
   /** Provider-reported tokens this sentence cost (assistant replies). */
   usage?: number;
+  /** The tool calls and results behind this assistant reply. */
+  toolCalls?: ToolTurn[];
 }
 
 /** Why a chat was handed to a person, flagged, or sent its automatic message. */
@@ -195,7 +197,7 @@ export function createChatsRepository(db: Kysely<Database>) {
             .executeTakeFirstOrThrow();
           await trx
             .insertInto('chat_sentences')
-            .values({ chat_id: chatId, sentence_id: sentence.id, role: s.role, rate: s.rate, user_id: s.user_id, tokens: s.usage ?? 0, created_at: now })
+            .values({ chat_id: chatId, sentence_id: sentence.id, role: s.role, rate: s.rate, user_id: s.user_id, tokens: s.usage ?? 0, tool_calls: s.toolCalls?.length ? JSON.stringify(s.toolCalls) : null, created_at: now })
             .execute();
           ids.push(sentence.id);
         }

@@ -1,4 +1,4 @@
-import type { ControlType, SentenceRole } from '../../db/tables/chat.js';
+import type { ControlType, SentenceRole, ToolTurn } from '../../db/tables/chat.js';
 import type { LlmMessage, LlmProvider, LlmRole } from '../../llm/provider.js';
 import type { TokenCounter } from '../../llm/tokens.js';
 import { isAdmin, type Caller } from '../caller.js';
@@ -14,6 +14,16 @@ import { CHAT_SENTENCE_COLUMNS, type ChatSentenceRow, type SentencesRepository }
 import type { UsecaseRow, UsecasesRepository } from './usecases.repository.js';
 import { usecaseClosedReason } from './usecases.service.js';
 import { firstListedWord } from './words.js';
+import { MAX_TOOL_ROUNDS, MODEL_TOOLS, runModelTool, type ModelToolsDeps } from './model-tools.js';
+
+/** The chat user as the tools see it: always its own rows only, even when it is an administrator. */
+const toolCaller = (userId: number, clientId: number): Caller => ({ userId, role: 'consumer', name: '', lastname: '', email: '', clientId, sessionId: 0, token: '' });
+
+/** Stored tool turns back as the assistant's call and the tools' answers, in the OpenAI order. */
+const toolMessages = (turns: ToolTurn[]): LlmMessage[] => [
+  { role: 'assistant', content: '', toolCalls: turns.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) },
+  ...turns.map((t): LlmMessage => ({ role: 'tool', toolCallId: t.id, content: t.result })),
+];
 
 /**
  * Tokens one exchange may use, prompt and reply together: the legacy default of `max_tokens`. The
@@ -65,8 +75,10 @@ export function createChatsService(deps: {
   model: string;
   clock: Clock;
   events: EventLog;
+  /** The areas the forecast tools read (use cases with ModelTools=1); without them no tools are offered. */
+  modelTools?: ModelToolsDeps;
 }) {
-  const { chats, sentences, usecases, clients, clientsService, consumptions, llm, tokens, model, clock, events } = deps;
+  const { chats, sentences, usecases, clients, clientsService, consumptions, llm, tokens, model, clock, events, modelTools } = deps;
 
   async function visibleChat(caller: Caller, id: number): Promise<ChatRow> {
     const chat = await chats.findById(id);
@@ -93,13 +105,20 @@ export function createChatsService(deps: {
   const silenceDeadline = (usecase: UsecaseRow, from: Date): Date | null =>
     usecase.timeout_for_auto_msg > 0 && usecase.auto_msg.trim() !== '' ? new Date(from.getTime() + usecase.timeout_for_auto_msg * 1000) : null;
 
-  /** System sentences in order, then the history, then the new user sentence; trimmed to the budget. */
-  async function buildPrompt(chat: ChatRow, userText: string): Promise<{ messages: LlmMessage[]; maxTokens: number; promptTokens: number }> {
+  /**
+   * System sentences in order, then the history, then the new user sentence; trimmed to the budget. With
+   * `withTools`, an assistant sentence is preceded by the tool calls and results behind it, so a later turn
+   * knows what was looked up (a sentence and its tool turns are kept or dropped together).
+   */
+  async function buildPrompt(chat: ChatRow, userText: string, withTools = false): Promise<{ messages: LlmMessage[]; maxTokens: number; promptTokens: number }> {
     const system = (await sentences.listForUsecase(chat.usecase_id)).map((s): LlmMessage => ({ role: 'system', content: s.text }));
-    const history = (await sentences.listForChat(chat.id)).map((s): LlmMessage => ({ role: ROLE_NAMES[s.role], content: s.text }));
+    const history = (await sentences.listForChat(chat.id)).map((s): LlmMessage[] => [
+      ...(withTools && s.tool_calls?.length ? toolMessages(s.tool_calls) : []),
+      { role: ROLE_NAMES[s.role], content: s.text },
+    ]);
     const latest: LlmMessage = { role: 'user', content: userText };
     for (let dropped = 0; dropped <= history.length; dropped++) {
-      const messages = [...system, ...history.slice(dropped), latest];
+      const messages = [...system, ...history.slice(dropped).flat(), latest];
       const used = await tokens.countMessages(messages);
       if (CHAT_TOKEN_BUDGET - used >= MIN_REPLY_TOKENS) return { messages, maxTokens: CHAT_TOKEN_BUDGET - used, promptTokens: used };
     }
@@ -219,8 +238,9 @@ export function createChatsService(deps: {
       const manualWord = firstListedWord(input.text, usecase.words_for_manual);
       if (manualWord !== null) return handOff({ event: 'manual', reason: 'word', word: manualWord });
 
-      const prompt = await buildPrompt(chat, input.text);
-      const { messages } = prompt;
+      const tools = usecase.model_tools && chat.user_id !== null && modelTools ? MODEL_TOOLS : undefined;
+      const prompt = await buildPrompt(chat, input.text, tools !== undefined);
+      const messages = [...prompt.messages];
       let maxTokens = prompt.maxTokens;
       if (usecase.token_budget > 0) {
         // The chat's tokens after this reply (provider totals so far, this prompt, the reply) must fit the budget.
@@ -229,22 +249,39 @@ export function createChatsService(deps: {
         maxTokens = Math.min(maxTokens, left);
       }
       const apiKey = await clientsService.providerKeyOf(chat.client_id);
+      // Every round's tokens count: the tool turns are part of this reply's cost.
+      const usage = { prompt: 0, completion: 0, total: 0 };
+      const turns: ToolTurn[] = [];
       let reply;
       try {
-        reply = await llm.complete({ apiKey, model, messages, temperature: usecase.temperature, maxTokens });
+        for (let round = 0; ; round++) {
+          const toolChoice = round < MAX_TOOL_ROUNDS ? 'auto' : 'none';
+          reply = await llm.complete({ apiKey, model, messages, temperature: usecase.temperature, maxTokens, ...(tools ? { tools, toolChoice } : {}) });
+          usage.prompt += reply.usage.prompt;
+          usage.completion += reply.usage.completion;
+          usage.total += reply.usage.total;
+          if (!tools || reply.toolsRefused || !reply.toolCalls?.length || toolChoice === 'none') break;
+          messages.push({ role: 'assistant', content: reply.text, toolCalls: reply.toolCalls });
+          const chatUser = toolCaller(chat.user_id!, chat.client_id);
+          for (const call of reply.toolCalls) {
+            const result = await runModelTool(modelTools!, chatUser, call);
+            messages.push({ role: 'tool', toolCallId: call.id, content: result });
+            turns.push({ id: call.id, name: call.name, arguments: call.arguments, result });
+          }
+        }
       } catch (error) {
         await reportProviderFailure(chat, error);
         throw error;
       }
       if (reply.text.trim() === '') throw Errors.providerError('the reply was empty; try again');
       const answered = clock.now();
-      const assistant: SaidSentence = { text: reply.text, tokens: await tokens.count(reply.text), role: 2, rate: null, user_id: null, usage: reply.usage.total };
+      const assistant: SaidSentence = { text: reply.text, tokens: await tokens.count(reply.text), role: 2, rate: null, user_id: null, usage: usage.total, toolCalls: turns };
       const due = silenceDeadline(usecase, answered);
       const [id] = await chats.record(
         chat.id,
         chat.client_id,
         [posted, assistant],
-        { ...base, add_tokens: reply.usage.total, auto_msg_due_at: due },
+        { ...base, add_tokens: usage.total, auto_msg_due_at: due },
         answered,
         (trx) =>
           consumptions.recordReply(
@@ -255,8 +292,8 @@ export function createChatsService(deps: {
               usecaseId: usecase.id,
               chatId: chat.id,
               model,
-              promptTokens: reply.usage.prompt,
-              completionTokens: reply.usage.completion,
+              promptTokens: usage.prompt,
+              completionTokens: usage.completion,
               date: answered,
             },
             trx,

@@ -1,6 +1,6 @@
 import type { Expression, Kysely, Selectable, SqlBool } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { SentenceRole, SentencesTable } from '../../db/tables/chat.js';
+import type { SentenceRole, SentencesTable, ToolTurn } from '../../db/tables/chat.js';
 import type { ColumnWhitelist } from '../shared/filter/index.js';
 
 export type SentenceRow = Selectable<SentencesTable>;
@@ -11,6 +11,8 @@ export interface ChatSentenceRow extends SentenceRow {
   user_id: number | null;
   chat_tokens: number;
   said_at: Date;
+  /** The tool calls and results behind an assistant sentence (issue 12). */
+  tool_calls: ToolTurn[] | null;
 }
 
 export interface UsecaseSentenceRow extends SentenceRow {
@@ -79,6 +81,7 @@ export function createSentencesRepository(db: Kysely<Database>) {
           'chat_sentences.user_id',
           'chat_sentences.tokens as chat_tokens',
           'chat_sentences.created_at as said_at',
+          'chat_sentences.tool_calls',
         ])
         .where('chat_sentences.chat_id', '=', chatId)
         .orderBy('chat_sentences.id');

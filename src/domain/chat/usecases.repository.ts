@@ -20,6 +20,7 @@ const COLUMNS = [
   'usecases.temperature',
   'usecases.is_active',
   'usecases.token_budget',
+  'usecases.model_tools',
   'usecases.hash',
   'usecases.created_at',
   'usecases.updated_at',
@@ -45,6 +46,7 @@ export const USECASE_COLUMNS: ColumnWhitelist = {
   Temperature: { column: 'usecases.temperature', type: 'number' },
   Active: { column: 'usecases.is_active', type: 'bool' },
   TokenBudget: { column: 'usecases.token_budget', type: 'int' },
+  ModelTools: { column: 'usecases.model_tools', type: 'bool' },
 };
 
 export interface UsecaseRow {
@@ -65,6 +67,8 @@ export interface UsecaseRow {
   is_active: boolean;
   /** Tokens one chat may use, prompt and replies (0: no limit). */
   token_budget: number;
+  /** The assistant is offered the forecast tools over the chat user's own jobs. */
+  model_tools: boolean;
   hash: string;
   created_at: Date;
   updated_at: Date;
@@ -83,6 +87,7 @@ export interface UsecaseFields {
   manual_message?: string;
   temperature?: number;
   token_budget?: number;
+  model_tools?: boolean;
 }
 
 export interface UsecaseListScope {

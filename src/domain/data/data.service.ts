@@ -27,6 +27,8 @@ export interface RowsQuery {
   estimate?: string;
   /** 1: output rows also carry their prediction-interval columns (`<column>_lo80`, ... `_hi95`). */
   intervals?: 0 | 1;
+  /** At most this many rows (the chat's forecast tool); the legacy reads have no such cap on outputs. */
+  cap?: number;
 }
 
 export type DataRow = Record<string, string | null>;
@@ -201,6 +203,7 @@ export function createDataService({ repository, maxUploadBytes, onQueued }: Data
       const estimate = needsEstimate ? columnNamed(columns, q.estimate!, 'estimate') : undefined;
       const options: { limit?: number; sortDescBy?: number } = {};
       if (q.output === 0) options.limit = q.limit;
+      if (q.cap !== undefined) options.limit = Math.min(options.limit ?? q.cap, q.cap);
       if (insight !== 0) {
         options.sortDescBy = estimate!.col;
         options.limit = insight === 1 ? Math.ceil(dataset.row_count * 0.8) : 20;

@@ -1,0 +1,114 @@
+import type { LlmTool, LlmToolCall } from '../../llm/provider.js';
+import type { Caller } from '../caller.js';
+import type { DataService } from '../data/data.service.js';
+import { isAppError } from '../errors.js';
+import { JOB_STATUS, JOB_STATUS_NAMES } from '../jobs/job-status.js';
+import type { JobsService } from '../jobs/jobs.service.js';
+import type { ForecastsService } from '../model-records/forecasts.service.js';
+import type { JobStatus } from '../../db/tables/jobs.js';
+
+/** At most this many tool rounds per reply; then the model answers with what it has. */
+export const MAX_TOOL_ROUNDS = 3;
+/** Forecast rows one read_forecast hands to the model. */
+export const MAX_FORECAST_ROWS = 50;
+const MAX_LISTED_JOBS = 50;
+
+const jobId = { type: 'integer', description: 'The job id, as list_jobs gives it', minimum: 1 };
+
+/** The tools a use case with ModelTools=1 offers (OpenAI tools API, JSON-schema parameters). */
+export const MODEL_TOOLS: LlmTool[] = [
+  {
+    name: 'list_jobs',
+    description: "The chat user's own training jobs, newest first: id, application, status, training and its success rate.",
+    parameters: { type: 'object', properties: {}, additionalProperties: false },
+  },
+  {
+    name: 'read_forecast',
+    description: `A finished job's forecast rows (at most ${MAX_FORECAST_ROWS}, with 80%/95% interval columns when stored) and its success rate.`,
+    parameters: { type: 'object', properties: { job_id: jobId }, required: ['job_id'], additionalProperties: false },
+  },
+  {
+    name: 'predict',
+    description: "Runs input values through a finished job's trained model and answers the predicted outputs.",
+    parameters: {
+      type: 'object',
+      properties: { job_id: jobId, inputs: { type: 'object', description: 'Input column name to value', additionalProperties: { type: ['string', 'number'] } } },
+      required: ['job_id', 'inputs'],
+      additionalProperties: false,
+    },
+  },
+];
+
+export interface ModelToolsDeps {
+  jobs: JobsService;
+  data: DataService;
+  forecasts: ForecastsService;
+}
+
+/**
+ * Runs one tool call for `caller` (the chat user, always scoped as a consumer: its own jobs only).
+ * Answers the JSON text fed back to the model; any refusal (someone else's job, a bad argument) is an
+ * `{error}` result, never an exception, and says nothing about rows the user may not see.
+ */
+export async function runModelTool(deps: ModelToolsDeps, caller: Caller, call: LlmToolCall): Promise<string> {
+  try {
+    return JSON.stringify(await dispatch(deps, caller, call));
+  } catch (error) {
+    return JSON.stringify({ error: isAppError(error) ? error.message : 'the tool failed' });
+  }
+}
+
+async function dispatch(deps: ModelToolsDeps, caller: Caller, call: LlmToolCall): Promise<unknown> {
+  let args: Record<string, unknown>;
+  try {
+    const parsed: unknown = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+    args = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return { error: 'the arguments are not valid JSON' };
+  }
+  const id = Number(args.job_id);
+  const needJob = () => Number.isInteger(id) && id > 0;
+  switch (call.name) {
+    case 'list_jobs': {
+      const jobs = await deps.jobs.list(caller, { tz: 'UTC' });
+      return {
+        jobs: jobs
+          .sort((a, b) => b.id - a.id)
+          .slice(0, MAX_LISTED_JOBS)
+          .map((j) => ({
+            job_id: j.id,
+            app_name: j.app_name,
+            status: JOB_STATUS_NAMES[j.status as JobStatus] ?? String(j.status),
+            training_id: j.training_id,
+            training: j.training_description,
+            success_rate: j.success_rate,
+            finished_at: j.finished_at?.toISOString() ?? null,
+          })),
+      };
+    }
+    case 'read_forecast': {
+      if (!needJob()) return { error: 'job_id must be a job id' };
+      const job = await deps.jobs.get(caller, id);
+      if (job.status !== JOB_STATUS.Finished) return { error: `Job ${id} is ${JOB_STATUS_NAMES[job.status as JobStatus]}, not Finished: it has no forecast to read` };
+      const query = { jobId: id, output: 1, progress: 0, limit: 0, insight: 0, alter: 0, intervals: 1, cap: MAX_FORECAST_ROWS } as const;
+      const [count] = await deps.data.rows(caller, { ...query, progress: 1 });
+      const rows = await deps.data.rows(caller, query);
+      return {
+        job_id: id,
+        success_rate: job.success_rate,
+        ...(job.selection ? { selection: job.selection } : {}),
+        total_rows: Number(count?.count ?? rows.length),
+        rows: rows.slice(0, MAX_FORECAST_ROWS),
+      };
+    }
+    case 'predict': {
+      if (!needJob()) return { error: 'job_id must be a job id' };
+      const inputs = typeof args.inputs === 'object' && args.inputs !== null ? (args.inputs as Record<string, unknown>) : {};
+      const cells = Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '']));
+      const result = await deps.forecasts.forecast(caller, { jobId: id, cells });
+      return { job_id: result.jobId, training_id: result.trainingId, prediction: result.row };
+    }
+    default:
+      return { error: `no tool named '${call.name}'` };
+  }
+}
