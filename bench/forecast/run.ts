@@ -28,7 +28,8 @@
  * Prints one table and writes it as markdown to bench/.out/forecast.md (and the raw figures to
  * bench/.out/forecast.json).
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { call, startService, stopService, type BenchService } from '../service.js';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -41,8 +42,6 @@ import { naiveForecasts, score, type Predictions } from './naive.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
 const OUT = join(root, 'bench', '.out');
-const ADMIN = { email: 'bench@example.com', password: 'Bench-Passw0rd!' };
-const API = '/api/202203010900';
 const TZ = 'UTC';
 const NICE = Number(process.env.BENCH_TRAINING_NICE ?? 0);
 const LARGE = process.env.BENCH_FORECAST_LARGE !== '0';
@@ -68,59 +67,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // ---------------------------------------------------------------------------------------------------------
 // The service and its API
 
-interface Service {
-  child: ChildProcess;
-  port: number;
-  session: string;
-}
 
-async function startService(databaseUrl: string): Promise<Service> {
-  const port = 20000 + Math.floor(Math.random() * 1000);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      WORKERS: '1',
-      TRAINING_NICE: String(NICE),
-      LOG_LEVEL: 'warn',
-      ADMIN_EMAIL: ADMIN.email,
-      ADMIN_PASSWORD: ADMIN.password,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      if (String(chunk).includes('Listening on')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  const service = { child, port, session: '' };
-  const login = await call<{ Hash: string }[]>(service, 'POST', '/sessions.php', { email: ADMIN.email, password: ADMIN.password });
-  service.session = login[0]!.Hash;
-  return service;
-}
-
-async function stopService(service: Service): Promise<void> {
-  if (service.child.exitCode !== null) return;
-  const exited = new Promise((r) => service.child.once('exit', r));
-  service.child.kill('SIGTERM');
-  await exited;
-}
-
-async function call<T>(service: Service, method: string, path: string, params: Record<string, string | number>, body?: FormData): Promise<T> {
-  const all = new URLSearchParams({ tz: TZ, ...(service.session ? { session: service.session } : {}) });
-  for (const [k, v] of Object.entries(params)) all.set(k, String(v));
-  const url = `http://127.0.0.1:${service.port}${API}${path}`;
-  const res = method === 'GET' ? await fetch(`${url}?${all.toString()}`) : await fetch(url, { method, body: body ?? all });
-  const reply = (await res.json()) as { status: number; data: unknown };
-  if (reply.status !== 0) throw new Error(`${method} ${path}: ${JSON.stringify(reply.data)}`);
-  return reply.data as T;
-}
-
-const jobStatus = async (service: Service, jobId: number) =>
+const jobStatus = async (service: BenchService, jobId: number) =>
   Number((await call<{ Status: string }[]>(service, 'GET', '/jobs.php', { job_id: jobId }))[0]!.Status);
 
 interface Ours {
@@ -138,7 +86,7 @@ interface Selection {
 }
 
 /** Upload -> status 3 -> forecast, through the API only. */
-async function forecastThroughService(service: Service, set: ForecastSet): Promise<Ours> {
+async function forecastThroughService(service: BenchService, set: ForecastSet): Promise<Ours> {
   const created = await call<{ job_id: number | string }>(service, 'POST', '/jobs.php', { app_name: 'forecast', newTraining: 1 });
   const jobId = Number(created.job_id);
   if (FAMILY) {
@@ -234,7 +182,7 @@ export async function benchForecast() {
   const raw: Record<string, unknown> = {};
   const db = await freshDatabase('bench_forecast');
   try {
-    const service = await startService(db.url);
+    const service = await startService(db.url, { workers: 1, nice: NICE, tz: TZ });
     try {
       for (const set of sets) {
         const row: Row = { set, ours: null, wallMs: null, model: '', naive: {}, library: {}, peerSeconds: {} };

@@ -28,7 +28,8 @@
  *
  *   npm run bench train       or   npx tsx bench/train/run.ts
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { call, startService, stopService, type BenchService } from '../service.js';
+import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,7 +61,6 @@ const LATENCY_SETUPS: { workers: number; nice: number | 'default' }[] = [
   { workers: 2, nice: 'default' },
   { workers: 2, nice: 0 },
 ];
-const ADMIN = { email: 'bench@example.com', password: 'Bench-Passw0rd!' };
 const API = '/api/202203010900';
 const TZ = 'Europe/Madrid';
 const run = promisify(execFile);
@@ -72,61 +72,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // ---------------------------------------------------------------------------------------------------------
 // The service and its API
 
-interface Service {
-  child: ChildProcess;
-  port: number;
-  session: string;
-}
-
-async function startService(databaseUrl: string, workers: number, nice?: number): Promise<Service> {
-  const port = 19000 + Math.floor(Math.random() * 1000);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      WORKERS: String(workers),
-      ...(nice === undefined ? {} : { TRAINING_NICE: String(nice) }),
-      LOG_LEVEL: 'warn',
-      ADMIN_EMAIL: ADMIN.email,
-      ADMIN_PASSWORD: ADMIN.password,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      if (String(chunk).includes('Listening on')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  const service = { child, port, session: '' };
-  const login = await call<{ Hash: string }[]>(service, 'POST', '/sessions.php', { email: ADMIN.email, password: ADMIN.password });
-  service.session = login[0]!.Hash;
-  return service;
-}
-
-async function stopService(service: Service): Promise<void> {
-  if (service.child.exitCode !== null) return;
-  const exited = new Promise((r) => service.child.once('exit', r));
-  service.child.kill('SIGTERM');
-  await exited;
-}
-
-async function call<T>(service: Service, method: string, path: string, params: Record<string, string | number>, body?: FormData): Promise<T> {
-  const all = new URLSearchParams({ tz: TZ, ...(service.session ? { session: service.session } : {}) });
-  for (const [k, v] of Object.entries(params)) all.set(k, String(v));
-  const url = `http://127.0.0.1:${service.port}${API}${path}`;
-  const res =
-    method === 'GET' ? await fetch(`${url}?${all.toString()}`) : await fetch(url, { method, body: body ?? all });
-  const reply = (await res.json()) as { status: number; data: unknown };
-  if (reply.status !== 0) throw new Error(`${method} ${path}: ${JSON.stringify(reply.data)}`);
-  return reply.data as T;
-}
 
 /** POST /jobs.php newTraining=1, its App record, then the upload (which queues it); answers the job id. */
-async function submitJob(service: Service, csv: Buffer): Promise<number> {
+async function submitJob(service: BenchService, csv: Buffer): Promise<number> {
   const created = await call<{ job_id: number | string }>(service, 'POST', '/jobs.php', { app_name: 'forecast', newTraining: 1 });
   const jobId = Number(created.job_id);
   await call(service, 'POST', '/app.php', {
@@ -147,10 +95,10 @@ async function submitJob(service: Service, csv: Buffer): Promise<number> {
   return jobId;
 }
 
-const jobStatus = async (service: Service, jobId: number) =>
+const jobStatus = async (service: BenchService, jobId: number) =>
   Number((await call<{ Status: string }[]>(service, 'GET', '/jobs.php', { job_id: jobId }))[0]!.Status);
 
-async function waitForStatus(service: Service, jobId: number, wanted: number[], timeoutMs = 600_000): Promise<number> {
+async function waitForStatus(service: BenchService, jobId: number, wanted: number[], timeoutMs = 600_000): Promise<number> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const status = await jobStatus(service, jobId);
@@ -175,7 +123,7 @@ interface EngineRun {
 const FIGURES =
   /trained (\d+) samples x (\d+) epochs in (\d+) ms \((\d+) samples x epochs\/s\); hold-out of (\d+) rows: MAE [^,]+, RMSE [^,]+, MSE ([^,]+),/;
 
-async function engineOnce(service: Service, csv: Buffer): Promise<EngineRun> {
+async function engineOnce(service: BenchService, csv: Buffer): Promise<EngineRun> {
   const jobId = await submitJob(service, csv);
   const started = performance.now();
   await waitForStatus(service, jobId, [3]);
@@ -213,7 +161,7 @@ interface Latency {
   errors: number;
 }
 
-async function latency(service: Service, mode: 'rate' | 'closed'): Promise<Latency> {
+async function latency(service: BenchService, mode: 'rate' | 'closed'): Promise<Latency> {
   const url = `http://127.0.0.1:${service.port}${API}/jobs.php?session=${service.session}&tz=${encodeURIComponent(TZ)}&job_id=0`;
   // rate: a steady 200 req/s over 4 connections (front ends polling); closed: 32 connections flat out.
   const options = mode === 'rate' ? { connections: 4, overallRate: 200 } : { connections: 32 };
@@ -233,13 +181,13 @@ function longCsv(): Buffer {
 }
 
 /** REPEATS fixed-rate windows and one closed-loop window. */
-async function windows(service: Service) {
+async function windows(service: BenchService) {
   const rate: Latency[] = [];
   for (let i = 0; i < REPEATS; i++) rate.push(await latency(service, 'rate'));
   return { rate, closed: await latency(service, 'closed') };
 }
 
-async function latencyUnderTraining(service: Service, workers: number, nice: number | 'default') {
+async function latencyUnderTraining(service: BenchService, workers: number, nice: number | 'default') {
   const csv = longCsv();
   await latency(service, 'closed'); // warm-up
   const idle = await windows(service);
@@ -275,7 +223,7 @@ export async function benchTrain() {
     if (PARTS.has('throughput')) {
       // TRAINING_NICE=0 here: on a shared machine a niced thread yields to other users' processes, which
       // would measure their load, not the engine; on idle cores nice costs nothing (docs/benchmarks.md).
-      const service = await startService(db.url, 1, THROUGHPUT_NICE);
+      const service = await startService(db.url, { workers: 1, nice: THROUGHPUT_NICE, tz: TZ });
       try {
         await engineOnce(service, csv); // warm-up: thread start, JIT, first-query costs
         for (let round = 1; round <= ROUNDS; round++) {
@@ -294,7 +242,7 @@ export async function benchTrain() {
       }
     }
     for (const { workers, nice } of PARTS.has('latency') ? LATENCY_SETUPS : []) {
-      const service = await startService(db.url, workers, nice === 'default' ? undefined : nice);
+      const service = await startService(db.url, { workers, nice: nice === 'default' ? undefined : nice, tz: TZ });
       try {
         latencies.push(await latencyUnderTraining(service, workers, nice));
         console.log('latency:', JSON.stringify(latencies.at(-1)));

@@ -94,6 +94,6 @@ export const Errors = {
     new AppError('wrong_state', 'You belong to no client yet: create one with POST /client.php or ask an administrator to attach you'),
   noProviderKey: (clientId: number) =>
     new AppError('wrong_state', `Client ${clientId} has no provider key; set one with PATCH /client.php`),
-  providerKeyUnreadable: (clientId: number) =>
-    new AppError('wrong_state', `The provider key of client ${clientId} cannot be decrypted (SECRET_KEY changed?); set it again with PATCH /client.php`),
+  providerKeyUnreadable: (clientId: number, why: string) =>
+    new AppError('wrong_state', `The provider key of client ${clientId} cannot be used: ${why}; set it again with PATCH /client.php`),
 } as const;

@@ -1,5 +1,5 @@
 import type { Caller } from '../caller.js';
-import { AppError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 import { filterExpression, parseFields } from '../shared/filter/index.js';
 import { CLIENT_FIELDS, CLIENT_FILTER_COLUMNS, type ClientDetails, type ClientRow, type ClientsRepository } from './clients.repository.js';
 import { assertClientAccess, requireAdmin, visibleClient } from '../shared/access.js';
@@ -72,13 +72,13 @@ export function createClientsService(deps: { clients: ClientsRepository; secretB
     /** The decrypted key of a client, for one provider call; never rendered, never logged. */
     async providerKeyOf(clientId: number): Promise<string> {
       const sealed = await clients.findSealedKey(clientId);
-      if (!sealed) throw new AppError('wrong_state', `Client ${clientId} has no provider key; set one with PATCH /client.php`);
+      if (!sealed) throw Errors.noProviderKey(clientId);
       try {
         return secretBox.open(sealed, secretOwner(clientId));
       } catch (error) {
         // Never used when it does not authenticate: a swapped row would send another client's key.
         const why = error instanceof SecretError ? error.message : 'it cannot be decrypted';
-        throw new AppError('wrong_state', `The provider key of client ${clientId} cannot be used: ${why}; set it again with PATCH /client.php`);
+        throw Errors.providerKeyUnreadable(clientId, why);
       }
     },
 
