@@ -1,31 +1,11 @@
-import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import { sql, type Expression, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { ConsumptionKind } from '../../db/tables/logs.js';
+import type { ConsumptionKind, ConsumptionsTable } from '../../db/tables/logs.js';
 import { escapeLike } from '../../db/escape-like.js';
 import type { ColumnWhitelist } from '../shared/filter/index.js';
 
-export interface ConsumptionRow {
-  id: number;
-  user_id: number;
-  user_name: string;
-  job_id: number | null;
-  training_id: number | null;
-  app_name: string;
-  host: string;
-  pid: number;
-  ram: number;
-  cpu: number;
-  disk: number;
-  date: Date;
-  date_invoiced: Date | null;
-  kind: ConsumptionKind;
-  client_id: number | null;
-  usecase_id: number | null;
-  chat_id: number | null;
-  model: string | null;
-  prompt_tokens: number | null;
-  completion_tokens: number | null;
-}
+/** A consumption record as listed: the table's columns plus the owner's name (joined). */
+export type ConsumptionRow = Selectable<ConsumptionsTable> & { user_name: string };
 
 /** The language-model part of a record (chat and aichat kinds). */
 export interface TokenUse {

@@ -33,7 +33,7 @@ function sample(rows: FitRows): FitRows {
 const options = (seed: number, features: number) => ({
   seed: seed | 0,
   nEstimators: TREES,
-  maxFeatures: Math.max(1, Math.round(features / 3)) / Math.max(1, features) >= 1 ? features : Math.max(1, Math.round(features / 3)),
+  maxFeatures: Math.max(1, Math.round(features / 3)),
   replacement: false,
   useSampleBagging: true,
   noOOB: true,
@@ -63,15 +63,20 @@ function reviveClassifier(state: ForestState): FittedModel<ForestState> {
 const applies = (info: SeriesInfo, rows: number) => !info.timeOrdered && rows >= MIN_ROWS;
 const cost = (rows: number) => 2 + (Math.min(rows, MAX_ROWS) / 100) ** 2 / 4;
 
+/** The sampled fit rows and their feature count; refuses data without features. */
+function prepare(rows: FitRows): { data: FitRows; features: number } {
+  const features = rows.features[0]?.length ?? 0;
+  if (features === 0) throw new Error('no features to split on');
+  return { data: sample(rows), features };
+}
+
 export const forestFamily: ModelFamily<ForestState> = {
   name: 'forest',
   kind: 'numeric',
   applies,
   cost: (_info, n) => cost(n),
   fit(rows, ctx) {
-    const features = rows.features[0]?.length ?? 0;
-    if (features === 0) throw new Error('no features to split on');
-    const data = sample(rows);
+    const { data, features } = prepare(rows);
     const forest = new RandomForestRegression(options(ctx.seed, features));
     forest.train(data.features, data.target as number[]);
     ctx.progress(1);
@@ -86,9 +91,7 @@ export const forestClassifierFamily: ModelFamily<ForestState> = {
   applies,
   cost: (_info, n) => cost(n),
   fit(rows, ctx) {
-    const features = rows.features[0]?.length ?? 0;
-    if (features === 0) throw new Error('no features to split on');
-    const data = sample(rows);
+    const { data, features } = prepare(rows);
     const classes = [...new Set(data.target as string[])].sort();
     const index = new Map(classes.map((c, i) => [c, i]));
     const forest = new RandomForestClassifier(options(ctx.seed, features));
