@@ -1,4 +1,4 @@
-import type { Expression, Kysely, Selectable, SqlBool } from 'kysely';
+import { sql, type Expression, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { SentenceRole, SentencesTable, ToolTurn } from '../../db/tables/chat.js';
 import type { ColumnWhitelist } from '../shared/filter/index.js';
@@ -13,6 +13,8 @@ export interface ChatSentenceRow extends SentenceRow {
   said_at: Date;
   /** The tool calls and results behind an assistant sentence (issue 12). */
   tool_calls: ToolTurn[] | null;
+  /** The same as the database writes it out: the text a `Tools LIKE` pattern is matched against. */
+  tool_calls_text: string | null;
 }
 
 export interface UsecaseSentenceRow extends SentenceRow {
@@ -39,6 +41,7 @@ export const CHAT_SENTENCE_COLUMNS: ColumnWhitelist = {
   Role: { column: 'chat_sentences.role', type: 'int' },
   Rate: { column: 'chat_sentences.rate', type: 'int' },
   User_Id: { column: 'chat_sentences.user_id', type: 'int' },
+  Tools: { column: 'chat_sentences.tool_calls', type: 'json' },
 };
 
 export function createSentencesRepository(db: Kysely<Database>) {
@@ -82,6 +85,7 @@ export function createSentencesRepository(db: Kysely<Database>) {
           'chat_sentences.tokens as chat_tokens',
           'chat_sentences.created_at as said_at',
           'chat_sentences.tool_calls',
+          sql<string | null>`chat_sentences.tool_calls::text`.as('tool_calls_text'),
         ])
         .where('chat_sentences.chat_id', '=', chatId)
         .orderBy('chat_sentences.id');
