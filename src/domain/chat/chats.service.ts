@@ -16,6 +16,8 @@ import { usecaseClosedReason } from './usecases.service.js';
 import { firstListedWord } from './words.js';
 import { MAX_TOOL_ROUNDS, MODEL_TOOLS, runModelTool, type ModelToolsDeps } from './model-tools.js';
 
+export type { ChatRow, ChatSentenceRow };
+
 /** The chat user as the tools see it: always its own rows only, even when it is an administrator. */
 const toolCaller = (userId: number, clientId: number): Caller => ({ userId, role: 'consumer', name: '', lastname: '', email: '', clientId, sessionId: 0, token: '' });
 
