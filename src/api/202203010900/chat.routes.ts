@@ -7,6 +7,7 @@ import { DEFAULT_PROMPT_MAX_TOKENS, parsePrompt } from '../../domain/chat/prompt
 import type { ChatSentenceRow, SentenceRow, UsecaseSentenceRow } from '../../domain/chat/sentences.repository.js';
 import type { UsecaseFields, UsecaseRow } from '../../domain/chat/usecases.repository.js';
 import { Errors } from '../../domain/errors.js';
+import { projectFields } from '../../http/fields.js';
 import { p } from '../../http/params.js';
 import { recordData } from '../../http/record-data.js';
 import { eventStream } from '../../http/sse.js';
@@ -20,13 +21,6 @@ import { ChatAreaId, ChatRecord, ClientRecord, HandoffReport, LinkCount, PromptR
 
 const str = (n: number | null) => (n === null ? null : String(n));
 const flag = (b: boolean): '1' | '0' => (b ? '1' : '0');
-
-/** Keeps the columns `fields` picked, in the order given. */
-function pick<T extends Record<string, unknown>>(record: T, fields: string[]): Partial<T> {
-  const out: Record<string, unknown> = {};
-  for (const key of fields) if (Object.hasOwn(record, key)) out[key] = record[key];
-  return out as Partial<T>;
-}
 
 /** The provider key is never returned: masked for administrators, null for everyone else. */
 const clientRecord = (row: ClientRow, caller: Caller) => ({
@@ -233,7 +227,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     reply: z.array(ClientRecord),
     async handler({ params, caller }) {
       const { rows, fields } = await services.clients.list(caller, params);
-      return rows.map((row) => pick(clientRecord(row, caller), fields));
+      return rows.map((row) => projectFields(clientRecord(row, caller), fields));
     },
   });
 
@@ -292,7 +286,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
         where: params.where,
         tz: params.tz,
       });
-      return rows.map((row) => pick(usecaseRecord(row, params.tz), fields));
+      return rows.map((row) => projectFields(usecaseRecord(row, params.tz), fields));
     },
   });
 
@@ -383,7 +377,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
         where: params.where,
         tz: params.tz,
       });
-      return rows.map((row) => pick(chatRecord(row, params.tz), fields));
+      return rows.map((row) => projectFields(chatRecord(row, params.tz), fields));
     },
   });
 
@@ -442,14 +436,14 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
         const { rows, fields } = await services.chat.sentencesOf(caller, params.chat_id, query);
         // Tools (the tool turns behind an answer) comes with the default columns; it is not a filter column.
         const shown = params.fields === undefined || params.fields.trim() === '' ? [...fields, 'Tools'] : fields;
-        return rows.map((row) => pick(chatSentenceRecord(row, params.tz), shown));
+        return rows.map((row) => projectFields(chatSentenceRecord(row, params.tz), shown));
       }
       if (params.usca_id !== undefined) {
         const { rows, fields } = await services.sentences.listForUsecase(caller, params.usca_id, query);
-        return rows.map((row) => pick(usecaseSentenceRecord(row, params.tz), fields));
+        return rows.map((row) => projectFields(usecaseSentenceRecord(row, params.tz), fields));
       }
       const { rows, fields } = await services.sentences.list(caller, query);
-      return rows.map((row) => pick(sentenceRecord(row, params.tz), fields));
+      return rows.map((row) => projectFields(sentenceRecord(row, params.tz), fields));
     },
   });
 
