@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { isAdmin, type Caller } from '../../domain/caller.js';
-import type { ChatRow } from '../../domain/chat/chats.repository.js';
-import type { ClientDetails, ClientRow } from '../../domain/chat/clients.repository.js';
+import type { ChatRow, ChatSentenceRow } from '../../domain/chat/chats.service.js';
+import type { ClientDetails, ClientRow } from '../../domain/chat/clients.service.js';
 import { DEFAULT_PROMPT_MAX_TOKENS, parsePrompt } from '../../domain/chat/prompts.service.js';
-import type { ChatSentenceRow, SentenceRow, UsecaseSentenceRow } from '../../domain/chat/sentences.repository.js';
-import type { UsecaseFields, UsecaseRow } from '../../domain/chat/usecases.repository.js';
+import type { SentenceRow, UsecaseSentenceRow } from '../../domain/chat/sentences.service.js';
+import type { UsecaseFields, UsecaseRow } from '../../domain/chat/usecases.service.js';
 import { Errors } from '../../domain/errors.js';
 import { projectFields } from '../../http/fields.js';
 import { p } from '../../http/params.js';
@@ -122,21 +122,20 @@ const usecaseData = recordData(
 );
 
 function usecaseFields(d: z.output<typeof usecaseData>, tz: string): UsecaseFields {
-  const fields: UsecaseFields = {
+  return {
     description: d.Description,
     welcome: d.Welcome,
-    words_for_manual: d.WordsForManual,
-    words_for_attention: d.WordsForAttention,
-    timeout_for_auto_msg: d.TimeOutForAutoMsg,
-    auto_msg: d.AutoMsg,
-    manual_message: d.ManualMessage,
+    startAt: d.StartDateTime === undefined ? undefined : wireDateToInstant(d.StartDateTime, tz, 'data.StartDateTime'),
+    finishAt: d.FinishDateTime === undefined || d.FinishDateTime === null ? d.FinishDateTime : wireDateToInstant(d.FinishDateTime, tz, 'data.FinishDateTime'),
+    wordsForManual: d.WordsForManual,
+    wordsForAttention: d.WordsForAttention,
+    timeoutForAutoMsg: d.TimeOutForAutoMsg,
+    autoMsg: d.AutoMsg,
+    manualMessage: d.ManualMessage,
     temperature: d.Temperature,
-    token_budget: d.TokenBudget,
-    model_tools: d.ModelTools === undefined ? undefined : d.ModelTools === 1,
+    tokenBudget: d.TokenBudget,
+    modelTools: d.ModelTools === undefined ? undefined : d.ModelTools === 1,
   };
-  if (d.StartDateTime !== undefined) fields.start_at = wireDateToInstant(d.StartDateTime, tz, 'data.StartDateTime');
-  if (d.FinishDateTime !== undefined) fields.finish_at = d.FinishDateTime === null ? null : wireDateToInstant(d.FinishDateTime, tz, 'data.FinishDateTime');
-  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
 }
 
 /** Client fields may be null (spec section 2): an echoed null stays null. */
@@ -159,17 +158,16 @@ const clientData = recordData(
 
 function clientDetails(d: z.output<typeof clientData> | undefined): ClientDetails | undefined {
   if (d === undefined) return undefined;
-  const details: ClientDetails = {
-    fiscal_id: d.FiscalId,
-    company_name: d.CompanyName,
-    company_legal_name: d.CompanyLegalName,
-    company_address1: d.CompanyAddress1,
-    company_address2: d.CompanyAddress2,
-    company_address3: d.CompanyAddress3,
-    company_city: d.CompanyCity,
-    company_zip_code: d.CompanyZipCode,
+  return {
+    fiscalId: d.FiscalId,
+    companyName: d.CompanyName,
+    companyLegalName: d.CompanyLegalName,
+    companyAddress1: d.CompanyAddress1,
+    companyAddress2: d.CompanyAddress2,
+    companyAddress3: d.CompanyAddress3,
+    companyCity: d.CompanyCity,
+    companyZipCode: d.CompanyZipCode,
   };
-  return Object.fromEntries(Object.entries(details).filter(([, v]) => v !== undefined));
 }
 
 // ---------- parameters ----------

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { Errors } from '../../domain/errors.js';
-import type { AppRecordRow } from '../../domain/model-records/app-records.repository.js';
-import type { StatRecordRow } from '../../domain/model-records/stats.repository.js';
+import type { AppRecordRow } from '../../domain/model-records/app-records.service.js';
+import type { StatRecordRow } from '../../domain/model-records/stats.service.js';
 import { projectFields } from '../../http/fields.js';
 import { p } from '../../http/params.js';
 import { defineRoute } from '../../http/route.js';

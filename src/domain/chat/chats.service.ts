@@ -16,6 +16,8 @@ import { usecaseClosedReason } from './usecases.service.js';
 import { firstListedWord } from './words.js';
 import { MAX_TOOL_ROUNDS, MODEL_TOOLS, modelToolScope, runModelTool, type ModelToolScope, type ModelToolsDeps } from './model-tools.js';
 
+export type { ChatRow, ChatSentenceRow };
+
 /** Stored tool turns back as the assistant's call and the tools' answers, in the OpenAI order. */
 const toolMessages = (turns: ToolTurn[]): LlmMessage[] => [
   { role: 'assistant', content: '', toolCalls: turns.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) },
