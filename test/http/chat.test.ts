@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTokenCounter } from '../../src/llm/tokens.js';
 import { createTrainingPool } from '../../src/training/pool.js';
+import { factories } from '../support/factories.js';
 import { CURRENT, OLDER, createTestContext, form, type TestContext, type TestUser } from '../support/helper.js';
 import { startStub, type StubMode } from '../support/openai-stub.js';
 
@@ -796,13 +797,11 @@ describe('forecast tools in chat', () => {
 
   /** A Finished job of `user` with a stored forecast (and intervals on sales). */
   async function finishedJob(user: TestUser, description: string, sales: string[], successRate: number, app = 'forecast'): Promise<number> {
-    const db = ctx.database.db;
-    const training = await db.insertInto('trainings').values({ user_id: user.id, app_name: app, description, success_rate: successRate, status: 2 }).returning('id').executeTakeFirstOrThrow();
-    const job = await db.insertInto('jobs').values({ user_id: user.id, training_id: training.id, app_name: app, status: 3 }).returning('id').executeTakeFirstOrThrow();
+    const { jobId } = await factories(ctx.database.db).job(user, { app_name: app, status: 3, trainingValues: { description, success_rate: successRate, status: 2 } });
     const rows = sales.map((v, i) => ({ month: String(i + 1), sales: v }));
     const bounds = (v: string) => ({ lo80: String(Number(v) - 1), hi80: String(Number(v) + 1), lo95: String(Number(v) - 2), hi95: String(Number(v) + 2) });
-    await ctx.services.data.writeOutput(job.id, rows, ['month', 'sales'], sales.map((v) => ({ sales: bounds(v) })));
-    return job.id;
+    await ctx.services.data.writeOutput(jobId, rows, ['month', 'sales'], sales.map((v) => ({ sales: bounds(v) })));
+    return jobId;
   }
   /** The final answer made from the last tool result the request carries: the forecast figures and success rate. */
   const answerFromForecast = (body: { messages: { role: string; content: string | null }[] }) => {
