@@ -996,6 +996,39 @@ describe('forecast tools in chat', () => {
     expect(sent).not.toContain('Carol private model');
   });
 
+  it('selects Tools with fields and filters it with LIKE, ILIKE and IS NULL on the text it shows; other operators are refused', async () => {
+    const usca = await newUsecase(alice, clientA, { Description: 'Audit desk', ModelTools: 1 });
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    stub.state.toolCalls = [[{ name: 'list_jobs', arguments: {} }]];
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'List them', role: 1 });
+    stub.state.toolCalls = [[{ name: 'predict', arguments: { job_id: 1, inputs: {} } }]];
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Predict', role: 1 });
+    const list = (query: Record<string, string>) => ok('GET', 'sentence', alice, { chat_id: chatId, ...query }) as Promise<Record<string, string | null>[]>;
+
+    // Two questions, each with its answer; only the answers carry tool turns.
+    const all = await list({});
+    expect(all.map((s) => s.Tools === null)).toEqual([true, false, true, false]);
+    expect(Object.keys(all[0]!).at(-1)).toBe('Tools');
+    const picked = await list({ fields: 'Id,tools' });
+    expect(picked).toEqual(all.map((s) => ({ Id: s.Id, Tools: s.Tools })));
+
+    // A pattern cut from the text the listing shows matches it as shown.
+    const shown = all[1]!.Tools!;
+    const cut = shown.slice(shown.indexOf('"name"'), shown.indexOf('list_jobs') + 'list_jobs'.length + 1);
+    expect(cut).toMatch(/^"name": ?"list_jobs"$/);
+    expect((await list({ fields: 'Id', where: `Tools LIKE '%${cut}%'` })).map((s) => s.Id)).toEqual([all[1]!.Id]);
+    expect((await list({ fields: 'Id', where: "Tools ILIKE '%PREDICT%' OR Tools IS NULL AND Role = 1" })).map((s) => s.Id)).toEqual([all[0]!.Id, all[2]!.Id, all[3]!.Id]);
+    expect((await list({ fields: 'Id', where: 'Tools IS NOT NULL' })).map((s) => s.Id)).toEqual([all[1]!.Id, all[3]!.Id]);
+    expect(await list({ where: "Tools NOT LIKE '%_jobs%' AND Tools NOT LIKE '%predict%'" })).toEqual([]);
+
+    for (const where of ["Tools = '[]'", "Tools IN ('x')", "Tools NOT BETWEEN 'a' AND 'b'", "'x' <> Tools"]) {
+      const refused = await call('GET', 'sentence', alice, { chat_id: chatId, where });
+      expect(refused, where).toEqual({ status: 1, data: expect.stringMatching(/^Invalid parameter 'where': .* is not allowed on 'Tools', which holds JSON; use LIKE, ILIKE or IS \[NOT\] NULL at position \d+ \(0-based\)$/) });
+    }
+    // Only a chat's sentences have tool turns: the client's free sentences have no Tools column.
+    expect((await call('GET', 'sentence', alice, { fields: 'Tools' })).data).toMatch(/^Invalid parameter 'fields': unknown column 'Tools'/);
+  });
+
   it('stops offering tool calls after three rounds and asks for a text answer', async () => {
     const usca = await newUsecase(alice, clientA, { Description: 'Loop', ModelTools: 1 });
     const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;

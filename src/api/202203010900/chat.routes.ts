@@ -89,7 +89,7 @@ const chatSentenceRecord = (row: ChatSentenceRow, tz: string) => ({
   Role: String(row.role),
   Rate: str(row.rate),
   User_Id: str(row.user_id),
-  Tools: row.tool_calls === null ? null : JSON.stringify(row.tool_calls),
+  Tools: row.tool_calls_text,
 });
 
 const usecaseSentenceRecord = (row: UsecaseSentenceRow, tz: string) => ({ ...sentenceRecord(row, tz), Order: String(row.position) });
@@ -432,9 +432,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
       const query = { fields: params.fields, where: params.where, tz: params.tz };
       if (params.chat_id !== undefined) {
         const { rows, fields } = await services.chat.sentencesOf(caller, params.chat_id, query);
-        // Tools (the tool turns behind an answer) comes with the default columns; it is not a filter column.
-        const shown = params.fields === undefined || params.fields.trim() === '' ? [...fields, 'Tools'] : fields;
-        return rows.map((row) => projectFields(chatSentenceRecord(row, params.tz), shown));
+        return rows.map((row) => projectFields(chatSentenceRecord(row, params.tz), fields));
       }
       if (params.usca_id !== undefined) {
         const { rows, fields } = await services.sentences.listForUsecase(caller, params.usca_id, query);
