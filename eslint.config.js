@@ -19,6 +19,23 @@ export default tseslint.config(
     },
   },
   {
+    // Routes map wire shapes onto services; the row and input types they need come from the services.
+    files: ['src/api/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: String.raw`\.repository(\.js)?$`,
+              message: 'src/api talks to services: import the domain types from the service (or its <area>.types.ts), not from a repository.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',

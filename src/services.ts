@@ -184,7 +184,7 @@ export function buildServices(deps: ServiceDeps) {
     model: config.llmModel,
     clock,
     events,
-    modelTools: { jobs, data, forecasts },
+    modelTools: { jobs, data, forecasts, subscriptions, users: usersRepository },
   });
   const prompts = createPromptsService({ clientsService: clients, consumptions, llm, tokens: tokenCounter, model: config.llmModel });
 

@@ -80,6 +80,9 @@ export const Errors = {
   notYourSubscription: () => new AppError('forbidden', "Forbidden: only an administrator can change another user's subscription"),
   noActiveSubscription: (appName: string) =>
     new AppError('forbidden', `Forbidden: you have no active subscription to application '${appName}'`),
+  /** A chat's forecast tool on the user's own job: names neither the application nor anything else of the job. */
+  jobNotSubscribed: (jobId: number) =>
+    new AppError('forbidden', `Forbidden: job ${jobId} belongs to an application you have no active subscription to`),
 
   // --- jobs, trainings, data, models ---
   noTrainingFor: (appName: string) =>

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTokenCounter } from '../../src/llm/tokens.js';
 import { createTrainingPool } from '../../src/training/pool.js';
+import { factories } from '../support/factories.js';
 import { CURRENT, OLDER, createTestContext, form, type TestContext, type TestUser } from '../support/helper.js';
 import { startStub, type StubMode } from '../support/openai-stub.js';
 
@@ -789,15 +790,18 @@ describe('the provider key', () => {
 // ---------- forecast tools in chat (issue 12, item 1) ----------
 
 describe('forecast tools in chat', () => {
+  // The tools reach only jobs of applications the chat user is subscribed to, as creating jobs requires.
+  beforeAll(async () => {
+    await ok('POST', 'subscriptions', alice, { app: 'forecast' });
+  });
+
   /** A Finished job of `user` with a stored forecast (and intervals on sales). */
-  async function finishedJob(user: TestUser, description: string, sales: string[], successRate: number): Promise<number> {
-    const db = ctx.database.db;
-    const training = await db.insertInto('trainings').values({ user_id: user.id, app_name: 'forecast', description, success_rate: successRate, status: 2 }).returning('id').executeTakeFirstOrThrow();
-    const job = await db.insertInto('jobs').values({ user_id: user.id, training_id: training.id, app_name: 'forecast', status: 3 }).returning('id').executeTakeFirstOrThrow();
+  async function finishedJob(user: TestUser, description: string, sales: string[], successRate: number, app = 'forecast'): Promise<number> {
+    const { jobId } = await factories(ctx.database.db).job(user, { app_name: app, status: 3, trainingValues: { description, success_rate: successRate, status: 2 } });
     const rows = sales.map((v, i) => ({ month: String(i + 1), sales: v }));
     const bounds = (v: string) => ({ lo80: String(Number(v) - 1), hi80: String(Number(v) + 1), lo95: String(Number(v) - 2), hi95: String(Number(v) + 2) });
-    await ctx.services.data.writeOutput(job.id, rows, ['month', 'sales'], sales.map((v) => ({ sales: bounds(v) })));
-    return job.id;
+    await ctx.services.data.writeOutput(jobId, rows, ['month', 'sales'], sales.map((v) => ({ sales: bounds(v) })));
+    return jobId;
   }
   /** The final answer made from the last tool result the request carries: the forecast figures and success rate. */
   const answerFromForecast = (body: { messages: { role: string; content: string | null }[] }) => {
@@ -907,6 +911,122 @@ describe('forecast tools in chat', () => {
     const stored = (await ok('GET', 'data', alice, { type: 0, job_id: jobId, output: 1 })) as Record<string, string>[];
     expect(stored).toEqual([{ x: '4', y: expect.any(String) }]);
     expect((await chatSentences(alice, chatId)).at(-1)!.Text).toBe(`y will be ${stored[0]!.y}`);
+  });
+
+  /** The tool turns stored with a chat's last answer, each result parsed. */
+  const lastTurns = async (user: TestUser, chatId: number) =>
+    (JSON.parse((await chatSentences(user, chatId)).at(-1)!.Tools!) as { name: string; result: string }[]).map((t) => ({ name: t.name, result: JSON.parse(t.result) as Record<string, unknown> }));
+  const listedIds = (result: Record<string, unknown>) => (result.jobs as { job_id: number }[]).map((j) => j.job_id);
+
+  it('reaches a job only while its application has an active subscription; after it ends nothing of the job reaches the provider', async () => {
+    await ctx.database.db.insertInto('applications').values({ name: 'demand_plan', plan_id: 'basic' }).execute();
+    expect(await ok('POST', 'subscriptions', alice, { app: 'demand_plan' })).toEqual(expect.any(Number));
+    const job = await finishedJob(alice, 'Alice demand model', ['777001', '777002'], 66.25, 'demand_plan');
+    const kept = await finishedJob(alice, 'Alice kept model', ['5'], 50);
+    const usca = await newUsecase(alice, clientA, { Description: 'Demand desk', ModelTools: 1 });
+    const ask = async () => {
+      stub.requests.length = 0;
+      stub.state.toolCalls = [
+        [
+          { name: 'list_jobs', arguments: {} },
+          { name: 'read_forecast', arguments: { job_id: job } },
+          { name: 'predict', arguments: { job_id: job, inputs: { month: 3 } } },
+        ],
+      ];
+      // A fresh chat each time: an earlier answer and its tool turns stay in their own chat's history.
+      const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+      await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'How is demand?', role: 1 });
+      return { chatId, sent: JSON.stringify(stub.requests.map((r) => r.body)) };
+    };
+
+    // Subscribed: listed and readable (predict gets as far as the missing model).
+    const before = await ask();
+    const [listed, read, predicted] = await lastTurns(alice, before.chatId);
+    expect(listedIds(listed!.result)).toEqual(expect.arrayContaining([job, kept]));
+    expect(read!.result).toMatchObject({ job_id: job, success_rate: 66.25, total_rows: 2 });
+    expect(predicted!.result.error).toMatch(/^Training \d+ has no trained network yet$/);
+    for (const figure of ['777001', 'Alice demand model', 'demand_plan', '66.25']) expect(before.sent).toContain(figure);
+
+    // The subscription ends through the real endpoint: the same calls are refused inside the tools.
+    expect(await ok('DELETE', 'subscriptions', alice, { app: 'demand_plan' })).toBe('success');
+    const after = await ask();
+    const refusal = { error: `Forbidden: job ${job} belongs to an application you have no active subscription to` };
+    const turns = await lastTurns(alice, after.chatId);
+    expect(turns.map((t) => t.name)).toEqual(['list_jobs', 'read_forecast', 'predict']);
+    expect(listedIds(turns[0]!.result)).toContain(kept);
+    expect(listedIds(turns[0]!.result)).not.toContain(job);
+    expect(turns[1]!.result).toEqual(refusal);
+    expect(turns[2]!.result).toEqual(refusal);
+    expect(stub.requests).toHaveLength(2);
+    for (const figure of ['777001', '777002', 'Alice demand model', 'demand_plan', '66.25', 'no trained network']) expect(after.sent).not.toContain(figure);
+    expect(after.sent).toContain('Alice kept model');
+    // GET /data still answers the owner: the subscription rule is the tools' scope, as for creating jobs.
+    expect(await ok('GET', 'data', alice, { type: 0, job_id: job, output: 1 })).toHaveLength(2);
+  });
+
+  it("needs no subscription for an administrator's own jobs, and a disabled chat user's tools reach nothing", async () => {
+    // Administrators create jobs without a subscription; the tools follow that, still only for their own jobs.
+    const adminJob = await finishedJob(admin, 'Admin demand model', ['424242'], 70);
+    const usca = await newUsecase(admin, clientA, { Description: 'Admin desk', ModelTools: 1 });
+    const adminChat = (await ok('POST', 'chat', admin, { usca_id: usca, user_id: admin.id })) as number;
+    stub.state.toolCalls = [[{ name: 'read_forecast', arguments: { job_id: adminJob } }]];
+    await ok('POST', 'sentence', admin, { chat_id: adminChat, text: 'Mine?', role: 1 });
+    expect((await lastTurns(admin, adminChat))[0]!.result).toMatchObject({ job_id: adminJob, total_rows: 1 });
+    expect(JSON.stringify(stub.requests.at(-1)!.body)).toContain('424242');
+
+    // A member of client A whose account an administrator disabled: its chat still answers, its tools refuse.
+    const carol = await ctx.createUser({ name: 'Carol' });
+    await ok('PATCH', 'client', admin, { id: clientA, user_id: carol.id });
+    await ok('POST', 'subscriptions', carol, { app: 'forecast' });
+    const carolJob = await finishedJob(carol, 'Carol private model', ['313131'], 80);
+    const carolChat = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: carol.id })) as number;
+    const readCarol = () => [[{ name: 'list_jobs', arguments: {} }, { name: 'read_forecast', arguments: { job_id: carolJob } }]];
+    stub.state.toolCalls = readCarol();
+    await ok('POST', 'sentence', alice, { chat_id: carolChat, text: 'Carol?', role: 1, user_id: carol.id });
+    expect((await lastTurns(alice, carolChat))[1]!.result).toMatchObject({ job_id: carolJob });
+
+    expect(await ok('PATCH', 'users', admin, { user_id: carol.id, enabled: 0 })).toBe('success');
+    const otherChat = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: carol.id })) as number;
+    stub.requests.length = 0;
+    stub.state.toolCalls = readCarol();
+    await ok('POST', 'sentence', alice, { chat_id: otherChat, text: 'Carol?', role: 1 });
+    expect((await lastTurns(alice, otherChat)).map((t) => t.result)).toEqual([{ error: 'This user is disabled' }, { error: 'This user is disabled' }]);
+    const sent = JSON.stringify(stub.requests.map((r) => r.body));
+    expect(sent).not.toContain('313131');
+    expect(sent).not.toContain('Carol private model');
+  });
+
+  it('selects Tools with fields and filters it with LIKE, ILIKE and IS NULL on the text it shows; other operators are refused', async () => {
+    const usca = await newUsecase(alice, clientA, { Description: 'Audit desk', ModelTools: 1 });
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    stub.state.toolCalls = [[{ name: 'list_jobs', arguments: {} }]];
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'List them', role: 1 });
+    stub.state.toolCalls = [[{ name: 'predict', arguments: { job_id: 1, inputs: {} } }]];
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Predict', role: 1 });
+    const list = (query: Record<string, string>) => ok('GET', 'sentence', alice, { chat_id: chatId, ...query }) as Promise<Record<string, string | null>[]>;
+
+    // Two questions, each with its answer; only the answers carry tool turns.
+    const all = await list({});
+    expect(all.map((s) => s.Tools === null)).toEqual([true, false, true, false]);
+    expect(Object.keys(all[0]!).at(-1)).toBe('Tools');
+    const picked = await list({ fields: 'Id,tools' });
+    expect(picked).toEqual(all.map((s) => ({ Id: s.Id, Tools: s.Tools })));
+
+    // A pattern cut from the text the listing shows matches it as shown.
+    const shown = all[1]!.Tools!;
+    const cut = shown.slice(shown.indexOf('"name"'), shown.indexOf('list_jobs') + 'list_jobs'.length + 1);
+    expect(cut).toMatch(/^"name": ?"list_jobs"$/);
+    expect((await list({ fields: 'Id', where: `Tools LIKE '%${cut}%'` })).map((s) => s.Id)).toEqual([all[1]!.Id]);
+    expect((await list({ fields: 'Id', where: "Tools ILIKE '%PREDICT%' OR Tools IS NULL AND Role = 1" })).map((s) => s.Id)).toEqual([all[0]!.Id, all[2]!.Id, all[3]!.Id]);
+    expect((await list({ fields: 'Id', where: 'Tools IS NOT NULL' })).map((s) => s.Id)).toEqual([all[1]!.Id, all[3]!.Id]);
+    expect(await list({ where: "Tools NOT LIKE '%_jobs%' AND Tools NOT LIKE '%predict%'" })).toEqual([]);
+
+    for (const where of ["Tools = '[]'", "Tools IN ('x')", "Tools NOT BETWEEN 'a' AND 'b'", "'x' <> Tools"]) {
+      const refused = await call('GET', 'sentence', alice, { chat_id: chatId, where });
+      expect(refused, where).toEqual({ status: 1, data: expect.stringMatching(/^Invalid parameter 'where': .* is not allowed on 'Tools', which holds JSON; use LIKE, ILIKE or IS \[NOT\] NULL at position \d+ \(0-based\)$/) });
+    }
+    // Only a chat's sentences have tool turns: the client's free sentences have no Tools column.
+    expect((await call('GET', 'sentence', alice, { fields: 'Tools' })).data).toMatch(/^Invalid parameter 'fields': unknown column 'Tools'/);
   });
 
   it('stops offering tool calls after three rounds and asks for a text answer', async () => {

@@ -637,3 +637,33 @@ describe('parseFields', () => {
     },
   );
 });
+
+describe('JSON columns', () => {
+  const WITH_JSON: ColumnWhitelist = { ...COLUMNS, Tools: { column: 'j.tool_calls', type: 'json' } };
+  const jsonWhere = (text: string) => {
+    const expr = filterExpression(text, WITH_JSON, WHERE);
+    if (!expr) throw new Error('expected an expression');
+    const c = compileWith(expr);
+    return { sql: c.sql.slice(PREFIX.length), parameters: c.parameters };
+  };
+
+  it('matches LIKE and ILIKE against the JSON text and takes IS [NOT] NULL', () => {
+    expect(jsonWhere("Tools LIKE '%predict%'")).toEqual({ sql: '(("j"."tool_calls")::text like $1)', parameters: ['%predict%'] });
+    expect(jsonWhere("NOT Tools ILIKE 'x' AND Tools IS NOT NULL")).toEqual({
+      sql: '((not ("j"."tool_calls")::text ilike $1) and ("j"."tool_calls")::text is not null)',
+      parameters: ['x'],
+    });
+  });
+
+  it('refuses comparisons, IN and BETWEEN, parsed or hand-built', () => {
+    for (const text of ["Tools = '[]'", "'[]' <> Tools", "Tools IN ('a')", "Tools NOT IN ('a')", "Tools BETWEEN 'a' AND 'b'"]) {
+      expect(filterError(() => filterExpression(text, WITH_JSON, WHERE)).message, text).toMatch(/is not allowed on 'Tools', which holds JSON/);
+    }
+    const bad: FilterNode[] = [
+      { kind: 'compare', column: 'Tools', op: '=', value: '[]', position: 0 },
+      { kind: 'in', column: 'Tools', negated: false, values: ['a'], position: 0 },
+      { kind: 'between', column: 'Tools', negated: false, low: 'a', high: 'b', position: 0 },
+    ];
+    for (const node of bad) expect(filterError(() => compileFilter(node, WITH_JSON, WHERE)).message).toMatch(/holds JSON/);
+  });
+});

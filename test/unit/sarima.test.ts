@@ -82,6 +82,33 @@ describe('sarima family', () => {
     expect(maxError(forecast, future(40, 5).time.map(f))).toBeLessThan(1);
   });
 
+  it('forecasts models without AR/MA terms from the last values (the package alone loses their level)', () => {
+    // A random walk around 1000 whose orders are stored as (0,1,0) with drift and (0,0,0)(0,1,0)4 with drift:
+    // the forecasts continue from the series, not from 0 (the package's own forecast for these orders).
+    const random = mulberry32(5);
+    const values: number[] = [];
+    for (let t = 0, v = 1000; t < 60; t++) values.push((v += random() - 0.3));
+    const diffs = values.slice(1).map((v, i) => v - values[i]!);
+    const drift = diffs.reduce((a, b) => a + b, 0) / diffs.length;
+    const state = (orders: Partial<SarimaState['orders']>): SarimaState => ({
+      version: 1,
+      orders: { p: 0, d: 0, q: 0, P: 0, D: 0, Q: 0, s: 0, drift: true, ...orders },
+      start: 0,
+      series: values,
+      aic: 0,
+      constant: false,
+    });
+    const walk = sarimaFamily.revive(state({ d: 1 })).predict(future(60, 3)) as number[];
+    walk.forEach((v, k) => expect(v).toBeCloseTo(values[59]! + (k + 1) * drift, 9));
+    const seasonal = sarimaFamily.revive(state({ D: 1, s: 4 })).predict(future(60, 6)) as number[];
+    const seasonDiffs = values.slice(4).map((v, i) => v - values[i]!);
+    const seasonDrift = seasonDiffs.reduce((a, b) => a + b, 0) / seasonDiffs.length;
+    expect(seasonal[0]).toBeCloseTo(values[56]! + seasonDrift, 9);
+    expect(seasonal[5]).toBeCloseTo(values[57]! + 2 * seasonDrift, 9);
+    const flat = sarimaFamily.revive(state({ d: 1, drift: false })).predict(future(60, 2)) as number[];
+    expect(flat).toEqual([values[59], values[59]]);
+  });
+
   it('fills gaps in time by interpolation and forecasts by steps from the last time', () => {
     const f = (t: number) => 20 + 0.3 * t + PATTERN[t % 12]!;
     const full = series(108, f, 0.4);

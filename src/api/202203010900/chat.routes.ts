@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { isAdmin, type Caller } from '../../domain/caller.js';
-import type { ChatRow } from '../../domain/chat/chats.repository.js';
-import type { ClientDetails, ClientRow } from '../../domain/chat/clients.repository.js';
+import type { ChatRow, ChatSentenceRow } from '../../domain/chat/chats.service.js';
+import type { ClientDetails, ClientRow } from '../../domain/chat/clients.service.js';
 import { DEFAULT_PROMPT_MAX_TOKENS, parsePrompt } from '../../domain/chat/prompts.service.js';
-import type { ChatSentenceRow, SentenceRow, UsecaseSentenceRow } from '../../domain/chat/sentences.repository.js';
-import type { UsecaseFields, UsecaseRow } from '../../domain/chat/usecases.repository.js';
+import type { SentenceRow, UsecaseSentenceRow } from '../../domain/chat/sentences.service.js';
+import type { UsecaseFields, UsecaseRow } from '../../domain/chat/usecases.service.js';
 import { Errors } from '../../domain/errors.js';
+import { projectFields } from '../../http/fields.js';
 import { p } from '../../http/params.js';
 import { recordData } from '../../http/record-data.js';
 import { eventStream } from '../../http/sse.js';
@@ -20,13 +21,6 @@ import { ChatAreaId, ChatRecord, ClientRecord, HandoffReport, LinkCount, PromptR
 
 const str = (n: number | null) => (n === null ? null : String(n));
 const flag = (b: boolean): '1' | '0' => (b ? '1' : '0');
-
-/** Keeps the columns `fields` picked, in the order given. */
-function pick<T extends Record<string, unknown>>(record: T, fields: string[]): Partial<T> {
-  const out: Record<string, unknown> = {};
-  for (const key of fields) if (Object.hasOwn(record, key)) out[key] = record[key];
-  return out as Partial<T>;
-}
 
 /** The provider key is never returned: masked for administrators, null for everyone else. */
 const clientRecord = (row: ClientRow, caller: Caller) => ({
@@ -95,7 +89,7 @@ const chatSentenceRecord = (row: ChatSentenceRow, tz: string) => ({
   Role: String(row.role),
   Rate: str(row.rate),
   User_Id: str(row.user_id),
-  Tools: row.tool_calls === null ? null : JSON.stringify(row.tool_calls),
+  Tools: row.tool_calls_text,
 });
 
 const usecaseSentenceRecord = (row: UsecaseSentenceRow, tz: string) => ({ ...sentenceRecord(row, tz), Order: String(row.position) });
@@ -128,21 +122,20 @@ const usecaseData = recordData(
 );
 
 function usecaseFields(d: z.output<typeof usecaseData>, tz: string): UsecaseFields {
-  const fields: UsecaseFields = {
+  return {
     description: d.Description,
     welcome: d.Welcome,
-    words_for_manual: d.WordsForManual,
-    words_for_attention: d.WordsForAttention,
-    timeout_for_auto_msg: d.TimeOutForAutoMsg,
-    auto_msg: d.AutoMsg,
-    manual_message: d.ManualMessage,
+    startAt: d.StartDateTime === undefined ? undefined : wireDateToInstant(d.StartDateTime, tz, 'data.StartDateTime'),
+    finishAt: d.FinishDateTime === undefined || d.FinishDateTime === null ? d.FinishDateTime : wireDateToInstant(d.FinishDateTime, tz, 'data.FinishDateTime'),
+    wordsForManual: d.WordsForManual,
+    wordsForAttention: d.WordsForAttention,
+    timeoutForAutoMsg: d.TimeOutForAutoMsg,
+    autoMsg: d.AutoMsg,
+    manualMessage: d.ManualMessage,
     temperature: d.Temperature,
-    token_budget: d.TokenBudget,
-    model_tools: d.ModelTools === undefined ? undefined : d.ModelTools === 1,
+    tokenBudget: d.TokenBudget,
+    modelTools: d.ModelTools === undefined ? undefined : d.ModelTools === 1,
   };
-  if (d.StartDateTime !== undefined) fields.start_at = wireDateToInstant(d.StartDateTime, tz, 'data.StartDateTime');
-  if (d.FinishDateTime !== undefined) fields.finish_at = d.FinishDateTime === null ? null : wireDateToInstant(d.FinishDateTime, tz, 'data.FinishDateTime');
-  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
 }
 
 /** Client fields may be null (spec section 2): an echoed null stays null. */
@@ -165,17 +158,16 @@ const clientData = recordData(
 
 function clientDetails(d: z.output<typeof clientData> | undefined): ClientDetails | undefined {
   if (d === undefined) return undefined;
-  const details: ClientDetails = {
-    fiscal_id: d.FiscalId,
-    company_name: d.CompanyName,
-    company_legal_name: d.CompanyLegalName,
-    company_address1: d.CompanyAddress1,
-    company_address2: d.CompanyAddress2,
-    company_address3: d.CompanyAddress3,
-    company_city: d.CompanyCity,
-    company_zip_code: d.CompanyZipCode,
+  return {
+    fiscalId: d.FiscalId,
+    companyName: d.CompanyName,
+    companyLegalName: d.CompanyLegalName,
+    companyAddress1: d.CompanyAddress1,
+    companyAddress2: d.CompanyAddress2,
+    companyAddress3: d.CompanyAddress3,
+    companyCity: d.CompanyCity,
+    companyZipCode: d.CompanyZipCode,
   };
-  return Object.fromEntries(Object.entries(details).filter(([, v]) => v !== undefined));
 }
 
 // ---------- parameters ----------
@@ -233,7 +225,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
     reply: z.array(ClientRecord),
     async handler({ params, caller }) {
       const { rows, fields } = await services.clients.list(caller, params);
-      return rows.map((row) => pick(clientRecord(row, caller), fields));
+      return rows.map((row) => projectFields(clientRecord(row, caller), fields));
     },
   });
 
@@ -292,7 +284,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
         where: params.where,
         tz: params.tz,
       });
-      return rows.map((row) => pick(usecaseRecord(row, params.tz), fields));
+      return rows.map((row) => projectFields(usecaseRecord(row, params.tz), fields));
     },
   });
 
@@ -383,7 +375,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
         where: params.where,
         tz: params.tz,
       });
-      return rows.map((row) => pick(chatRecord(row, params.tz), fields));
+      return rows.map((row) => projectFields(chatRecord(row, params.tz), fields));
     },
   });
 
@@ -440,16 +432,14 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
       const query = { fields: params.fields, where: params.where, tz: params.tz };
       if (params.chat_id !== undefined) {
         const { rows, fields } = await services.chat.sentencesOf(caller, params.chat_id, query);
-        // Tools (the tool turns behind an answer) comes with the default columns; it is not a filter column.
-        const shown = params.fields === undefined || params.fields.trim() === '' ? [...fields, 'Tools'] : fields;
-        return rows.map((row) => pick(chatSentenceRecord(row, params.tz), shown));
+        return rows.map((row) => projectFields(chatSentenceRecord(row, params.tz), fields));
       }
       if (params.usca_id !== undefined) {
         const { rows, fields } = await services.sentences.listForUsecase(caller, params.usca_id, query);
-        return rows.map((row) => pick(usecaseSentenceRecord(row, params.tz), fields));
+        return rows.map((row) => projectFields(usecaseSentenceRecord(row, params.tz), fields));
       }
       const { rows, fields } = await services.sentences.list(caller, query);
-      return rows.map((row) => pick(sentenceRecord(row, params.tz), fields));
+      return rows.map((row) => projectFields(sentenceRecord(row, params.tz), fields));
     },
   });
 

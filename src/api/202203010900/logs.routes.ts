@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { ConsumptionRow } from '../../domain/consumptions/consumptions.repository.js';
+import type { ConsumptionRow } from '../../domain/consumptions/consumptions.service.js';
 import { Errors } from '../../domain/errors.js';
-import type { LogRow } from '../../domain/logs/logs.repository.js';
+import type { LogRow } from '../../domain/logs/logs.service.js';
 import type { LogType } from '../../domain/ports.js';
 import { p } from '../../http/params.js';
 import { defineRoute } from '../../http/route.js';

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { Errors } from '../../domain/errors.js';
-import type { AppRecordRow } from '../../domain/model-records/app-records.repository.js';
-import type { StatRecordRow } from '../../domain/model-records/stats.repository.js';
+import type { AppRecordRow } from '../../domain/model-records/app-records.service.js';
+import type { StatRecordRow } from '../../domain/model-records/stats.service.js';
+import { projectFields } from '../../http/fields.js';
 import { p } from '../../http/params.js';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
@@ -53,8 +54,6 @@ function appRecord(row: AppRecordRow, tz: string): Required<z.output<typeof AppR
   };
 }
 
-const pick = (record: Record<string, string | null>, fields: string[]) => Object.fromEntries(fields.map((field) => [field, record[field] ?? null]));
-
 /** Status record, numbers as strings like the other legacy records. */
 const statRecord = (row: StatRecordRow, tz: string) => ({
   id: String(row.id),
@@ -101,7 +100,7 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
         jobId: params.job_id,
         tz: params.tz,
       });
-      return rows.map((row) => pick(appRecord(row, params.tz), fields));
+      return rows.map((row) => projectFields(appRecord(row, params.tz), fields));
     },
   });
 

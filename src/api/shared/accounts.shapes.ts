@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { UserRow } from '../../domain/accounts/users.repository.js';
+import type { UserRow } from '../../domain/accounts/users.service.js';
 import type { Summary } from '../../domain/summaries/summaries.service.js';
 
 const role = z.enum(['admin', 'consumer']);

@@ -3,9 +3,9 @@ import { formatNullableTimestamp, formatTimestamp } from './time.js';
 import type { JobStatus } from '../../db/tables/jobs.js';
 import { explainSelection } from '../../domain/jobs/explanation.js';
 import { JOB_STATUS_NAMES } from '../../domain/jobs/job-status.js';
-import type { JobView } from '../../domain/jobs/jobs.repository.js';
+import type { JobView } from '../../domain/jobs/jobs.service.js';
 import type { ProgressReport } from '../../domain/jobs/jobs.service.js';
-import type { TrainingRow } from '../../domain/trainings/trainings.repository.js';
+import type { TrainingRow } from '../../domain/trainings/trainings.service.js';
 
 const int = z.number().int();
 const timestamp = z.string().meta({ example: '2024-03-01 09:30:00' });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { ApplicationRow } from '../../domain/applications/applications.repository.js';
-import type { SubscriptionRow } from '../../domain/subscriptions/subscriptions.repository.js';
+import type { ApplicationRow } from '../../domain/applications/applications.service.js';
+import type { SubscriptionRow } from '../../domain/subscriptions/subscriptions.service.js';
 import { formatTimestamp } from './time.js';
 
 const timestamp = z.string().meta({ example: '2024-03-01 09:30:00' });

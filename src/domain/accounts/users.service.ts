@@ -6,6 +6,8 @@ import type { PasswordHasher } from './secrets.js';
 import type { SessionsRepository } from './sessions.repository.js';
 import type { UserListFilter, UserPatch, UserRow, UsersRepository } from './users.repository.js';
 
+export type { UserRow };
+
 export interface NewUser {
   name: string;
   lastname: string;

@@ -1,6 +1,8 @@
 import { Errors } from '../errors.js';
 import type { ApplicationRow, ApplicationsRepository, PlanRow } from './applications.repository.js';
 
+export type { ApplicationRow };
+
 /** Applications anyone signed in may subscribe to, and the plans they can be subscribed under. */
 export function createApplicationsService(deps: { applications: ApplicationsRepository }) {
   const { applications } = deps;

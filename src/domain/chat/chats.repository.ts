@@ -1,6 +1,6 @@
-import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import { sql, type Expression, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { ControlType, HandoffEvent, HandoffReason, SentenceRole, ToolTurn } from '../../db/tables/chat.js';
+import type { ChatsTable, ControlType, HandoffEvent, HandoffReason, SentenceRole, ToolTurn, UsecasesTable } from '../../db/tables/chat.js';
 import { Errors } from '../errors.js';
 import type { ColumnWhitelist } from '../shared/filter/index.js';
 import { newUsecaseHash } from './usecases.repository.js';
@@ -43,26 +43,8 @@ export const CHAT_COLUMNS: ColumnWhitelist = {
   HandoffReason: { column: 'chats.handoff_reason', type: 'text' },
 };
 
-export interface ChatRow {
-  id: number;
-  usecase_id: number;
-  user_id: number | null;
-  start_at: Date;
-  finish_at: Date | null;
-  status: string;
-  control_type: ControlType;
-  user_managing_id: number | null;
-  tokens: number;
-  hash: string | null;
-  is_active: boolean;
-  needs_attention: boolean;
-  auto_msg_due_at: Date | null;
-  auto_msg_sent_at: Date | null;
-  handoff_reason: string | null;
-  updated_at: Date;
-  /** The client of the chat's use case: what scopes it. */
-  client_id: number;
-}
+/** A chat and the client of its use case, which is what scopes it. */
+export type ChatRow = Omit<Selectable<ChatsTable>, 'created_at'> & Pick<Selectable<UsecasesTable>, 'client_id'>;
 
 export interface ChatListScope {
   onlyClientId?: number | null;

@@ -14,10 +14,9 @@ import { CHAT_SENTENCE_COLUMNS, type ChatSentenceRow, type SentencesRepository }
 import type { UsecaseRow, UsecasesRepository } from './usecases.repository.js';
 import { usecaseClosedReason } from './usecases.service.js';
 import { firstListedWord } from './words.js';
-import { MAX_TOOL_ROUNDS, MODEL_TOOLS, runModelTool, type ModelToolsDeps } from './model-tools.js';
+import { MAX_TOOL_ROUNDS, MODEL_TOOLS, modelToolScope, runModelTool, type ModelToolScope, type ModelToolsDeps } from './model-tools.js';
 
-/** The chat user as the tools see it: always its own rows only, even when it is an administrator. */
-const toolCaller = (userId: number, clientId: number): Caller => ({ userId, role: 'consumer', name: '', lastname: '', email: '', clientId, sessionId: 0, token: '' });
+export type { ChatRow, ChatSentenceRow };
 
 /** Stored tool turns back as the assistant's call and the tools' answers, in the OpenAI order. */
 const toolMessages = (turns: ToolTurn[]): LlmMessage[] => [
@@ -252,6 +251,7 @@ export function createChatsService(deps: {
       // Every round's tokens count: the tool turns are part of this reply's cost.
       const usage = { prompt: 0, completion: 0, total: 0 };
       const turns: ToolTurn[] = [];
+      let scope: ModelToolScope | undefined;
       let reply;
       try {
         for (let round = 0; ; round++) {
@@ -262,9 +262,10 @@ export function createChatsService(deps: {
           usage.total += reply.usage.total;
           if (!tools || reply.toolsRefused || !reply.toolCalls?.length || toolChoice === 'none') break;
           messages.push({ role: 'assistant', content: reply.text, toolCalls: reply.toolCalls });
-          const chatUser = toolCaller(chat.user_id!, chat.client_id);
+          // The chat user's account and subscriptions as they are now, read once for the whole reply.
+          scope ??= await modelToolScope(modelTools!, chat.user_id!, chat.client_id);
           for (const call of reply.toolCalls) {
-            const result = await runModelTool(modelTools!, chatUser, call);
+            const result = await runModelTool(modelTools!, scope, call);
             messages.push({ role: 'tool', toolCallId: call.id, content: result });
             turns.push({ id: call.id, name: call.name, arguments: call.arguments, result });
           }

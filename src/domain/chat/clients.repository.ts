@@ -1,5 +1,6 @@
-import type { Expression, Kysely, SqlBool } from 'kysely';
+import type { Expression, Kysely, Selectable, SqlBool, Updateable } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { ClientsTable } from '../../db/tables/chat.js';
 import type { ColumnWhitelist } from '../shared/filter/index.js';
 
 const COLUMNS = [
@@ -36,33 +37,19 @@ export const CLIENT_FIELDS: ColumnWhitelist = {
 };
 
 /** A client as services see it: the encrypted key stays inside this module except through findSealedKey. */
-export interface ClientRow {
-  id: number;
-  fiscal_id: string | null;
-  company_name: string | null;
-  company_legal_name: string | null;
-  company_address1: string | null;
-  company_address2: string | null;
-  company_address3: string | null;
-  company_city: string | null;
-  company_zip_code: string | null;
-  provider_key_hint: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type ClientRow = Omit<Selectable<ClientsTable>, 'provider_key_enc' | 'created_by'>;
 
-export type ClientDetails = Partial<
-  Pick<
-    ClientRow,
-    | 'fiscal_id'
-    | 'company_name'
-    | 'company_legal_name'
-    | 'company_address1'
-    | 'company_address2'
-    | 'company_address3'
-    | 'company_city'
-    | 'company_zip_code'
-  >
+/** The company columns a client sets (through the service's ClientDetails). */
+export type ClientColumns = Pick<
+  Updateable<ClientsTable>,
+  | 'fiscal_id'
+  | 'company_name'
+  | 'company_legal_name'
+  | 'company_address1'
+  | 'company_address2'
+  | 'company_address3'
+  | 'company_city'
+  | 'company_zip_code'
 >;
 
 export function createClientsRepository(db: Kysely<Database>) {
@@ -70,7 +57,7 @@ export function createClientsRepository(db: Kysely<Database>) {
     /** Creates the client and, when `memberId` is given, makes that user its member, in one transaction. */
     /** `sealKey` seals the provider key for the new row's id (the ciphertext is bound to its row). */
     async insert(
-      values: ClientDetails & { provider_key_hint: string; created_by: number },
+      values: ClientColumns & { provider_key_hint: string; created_by: number },
       sealKey: (id: number) => string,
       memberId?: number,
     ): Promise<number> {
@@ -114,7 +101,7 @@ export function createClientsRepository(db: Kysely<Database>) {
       return query.execute();
     },
 
-    async update(id: number, patch: ClientDetails & { provider_key_enc?: string; provider_key_hint?: string }): Promise<boolean> {
+    async update(id: number, patch: ClientColumns & { provider_key_enc?: string; provider_key_hint?: string }): Promise<boolean> {
       const result = await db.updateTable('clients').set({ ...patch, updated_at: new Date() }).where('id', '=', id).executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },

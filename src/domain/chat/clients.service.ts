@@ -1,12 +1,41 @@
 import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
 import { filterExpression, parseFields } from '../shared/filter/index.js';
-import { CLIENT_FIELDS, CLIENT_FILTER_COLUMNS, type ClientDetails, type ClientRow, type ClientsRepository } from './clients.repository.js';
+import { CLIENT_FIELDS, CLIENT_FILTER_COLUMNS, type ClientColumns, type ClientRow, type ClientsRepository } from './clients.repository.js';
 import { assertClientAccess, requireAdmin, visibleClient } from '../shared/access.js';
 import { maskSecret, SecretError, type SecretBox } from './secret-box.js';
 
 /** What a provider-key ciphertext is bound to (its AES-GCM additional data). */
 const secretOwner = (clientId: number) => `client:${clientId}`;
+
+export type { ClientRow };
+
+/** A client's company details (`data` of POST/PATCH /client); null clears one, absent ones stay as they are. */
+export interface ClientDetails {
+  fiscalId?: string | null;
+  companyName?: string | null;
+  companyLegalName?: string | null;
+  companyAddress1?: string | null;
+  companyAddress2?: string | null;
+  companyAddress3?: string | null;
+  companyCity?: string | null;
+  companyZipCode?: string | null;
+}
+
+function clientColumns(details: ClientDetails | undefined): ClientColumns {
+  if (details === undefined) return {};
+  const columns: ClientColumns = {
+    fiscal_id: details.fiscalId,
+    company_name: details.companyName,
+    company_legal_name: details.companyLegalName,
+    company_address1: details.companyAddress1,
+    company_address2: details.companyAddress2,
+    company_address3: details.companyAddress3,
+    company_city: details.companyCity,
+    company_zip_code: details.companyZipCode,
+  };
+  return Object.fromEntries(Object.entries(columns).filter(([, v]) => v !== undefined));
+}
 
 export interface ClientChanges {
   details?: ClientDetails;
@@ -38,7 +67,7 @@ export function createClientsService(deps: { clients: ClientsRepository; secretB
     async create(caller: Caller, input: { providerKey: string; details?: ClientDetails }): Promise<number> {
       const key = checkProviderKey(input.providerKey);
       return clients.insert(
-        { ...input.details, provider_key_hint: maskSecret(key), created_by: caller.userId },
+        { ...clientColumns(input.details), provider_key_hint: maskSecret(key), created_by: caller.userId },
         (id) => secretBox.seal(key, secretOwner(id)),
         caller.clientId === null ? caller.userId : undefined,
       );
@@ -49,7 +78,7 @@ export function createClientsService(deps: { clients: ClientsRepository; secretB
       if (!client) throw Errors.notFound('Client', id);
       assertClientAccess(caller, id, 'Client', id);
       if (changes.attachUserId !== undefined || changes.detachUserId !== undefined) requireAdmin(caller, 'attaching users to a client');
-      const patch: ClientDetails & { provider_key_enc?: string; provider_key_hint?: string } = { ...changes.details };
+      const patch: ClientColumns & { provider_key_enc?: string; provider_key_hint?: string } = clientColumns(changes.details);
       if (changes.providerKey !== undefined) {
         const key = checkProviderKey(changes.providerKey);
         patch.provider_key_enc = secretBox.seal(key, secretOwner(id));

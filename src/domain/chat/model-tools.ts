@@ -1,10 +1,12 @@
 import type { LlmTool, LlmToolCall } from '../../llm/provider.js';
 import type { Caller } from '../caller.js';
 import type { DataService } from '../data/data.service.js';
-import { isAppError } from '../errors.js';
+import { Errors, isAppError, type AppError } from '../errors.js';
 import { JOB_STATUS, JOB_STATUS_NAMES } from '../jobs/job-status.js';
 import type { JobsService } from '../jobs/jobs.service.js';
+import type { JobView } from '../jobs/jobs.repository.js';
 import type { ForecastsService } from '../model-records/forecasts.service.js';
+import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import type { JobStatus } from '../../db/tables/jobs.js';
 
 /** At most this many tool rounds per reply; then the model answers with what it has. */
@@ -19,7 +21,7 @@ const jobId = { type: 'integer', description: 'The job id, as list_jobs gives it
 export const MODEL_TOOLS: LlmTool[] = [
   {
     name: 'list_jobs',
-    description: "The chat user's own training jobs, newest first: id, application, status, training and its success rate.",
+    description: "The chat user's own training jobs of the applications it is subscribed to, newest first: id, application, status, training and its success rate.",
     parameters: { type: 'object', properties: {}, additionalProperties: false },
   },
   {
@@ -43,22 +45,67 @@ export interface ModelToolsDeps {
   jobs: JobsService;
   data: DataService;
   forecasts: ForecastsService;
+  /** The rule of job creation (jobs.service): a consumer uses an application only while subscribed to it. */
+  subscriptions: Pick<SubscriptionsService, 'isActive'>;
+  /** The chat user's account: its role decides the subscription rule, a disabled one reaches nothing. */
+  users: { findById(id: number): Promise<{ role: 'admin' | 'consumer'; is_enabled: boolean } | undefined> };
+}
+
+/** Whom one reply's tool calls run for; made once per reply by `modelToolScope`. */
+export interface ModelToolScope {
+  /** The chat user scoped as a consumer: its own jobs only, even when it is an administrator. */
+  caller: Caller;
+  /** Why every call is refused (the account is gone or disabled); undefined when the user may use the tools. */
+  refusal?: AppError;
+  /** Whether the user may reach jobs of this application now (memoised for the reply). */
+  mayUse(appName: string): Promise<boolean>;
 }
 
 /**
- * Runs one tool call for `caller` (the chat user, always scoped as a consumer: its own jobs only).
- * Answers the JSON text fed back to the model; any refusal (someone else's job, a bad argument) is an
- * `{error}` result, never an exception, and says nothing about rows the user may not see.
+ * The chat user's scope, by the rules the service applies elsewhere: consumers need an active
+ * subscription to an application (as to create its jobs), administrators need none; a disabled account
+ * could not sign in, so its chat reaches none of its rows.
  */
-export async function runModelTool(deps: ModelToolsDeps, caller: Caller, call: LlmToolCall): Promise<string> {
+export async function modelToolScope(deps: ModelToolsDeps, userId: number, clientId: number): Promise<ModelToolScope> {
+  const caller: Caller = { userId, role: 'consumer', name: '', lastname: '', email: '', clientId, sessionId: 0, token: '' };
+  const account = await deps.users.findById(userId);
+  if (!account?.is_enabled) return { caller, refusal: Errors.userDisabled(), mayUse: async () => false };
+  if (account.role === 'admin') return { caller, mayUse: async () => true };
+  const known = new Map<string, Promise<boolean>>();
+  const mayUse = (appName: string) => {
+    let active = known.get(appName);
+    if (!active) {
+      // A job's app_name has no foreign key: an application since removed counts as not subscribed.
+      active = deps.subscriptions.isActive(userId, appName).catch(() => false);
+      known.set(appName, active);
+    }
+    return active;
+  };
+  return { caller, mayUse };
+}
+
+/**
+ * Runs one tool call in `scope`. Answers the JSON text fed back to the model; any refusal (someone
+ * else's job, an application without an active subscription, a bad argument) is an `{error}` result,
+ * never an exception, and says nothing about rows the user may not reach.
+ */
+export async function runModelTool(deps: ModelToolsDeps, scope: ModelToolScope, call: LlmToolCall): Promise<string> {
   try {
-    return JSON.stringify(await dispatch(deps, caller, call));
+    if (scope.refusal) throw scope.refusal;
+    return JSON.stringify(await dispatch(deps, scope, call));
   } catch (error) {
     return JSON.stringify({ error: isAppError(error) ? error.message : 'the tool failed' });
   }
 }
 
-async function dispatch(deps: ModelToolsDeps, caller: Caller, call: LlmToolCall): Promise<unknown> {
+/** A job of the chat user that its subscriptions let it use now. */
+async function usableJob(deps: ModelToolsDeps, scope: ModelToolScope, id: number): Promise<JobView> {
+  const job = await deps.jobs.get(scope.caller, id);
+  if (!(await scope.mayUse(job.app_name))) throw Errors.jobNotSubscribed(id);
+  return job;
+}
+
+async function dispatch(deps: ModelToolsDeps, scope: ModelToolScope, call: LlmToolCall): Promise<unknown> {
   let args: Record<string, unknown>;
   try {
     const parsed: unknown = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
@@ -70,9 +117,11 @@ async function dispatch(deps: ModelToolsDeps, caller: Caller, call: LlmToolCall)
   const needJob = () => Number.isInteger(id) && id > 0;
   switch (call.name) {
     case 'list_jobs': {
-      const jobs = await deps.jobs.list(caller, { tz: 'UTC' });
+      const own = await deps.jobs.list(scope.caller, { tz: 'UTC' });
+      const usable = await Promise.all(own.map((j) => scope.mayUse(j.app_name)));
       return {
-        jobs: jobs
+        jobs: own
+          .filter((_, i) => usable[i])
           .sort((a, b) => b.id - a.id)
           .slice(0, MAX_LISTED_JOBS)
           .map((j) => ({
@@ -88,11 +137,11 @@ async function dispatch(deps: ModelToolsDeps, caller: Caller, call: LlmToolCall)
     }
     case 'read_forecast': {
       if (!needJob()) return { error: 'job_id must be a job id' };
-      const job = await deps.jobs.get(caller, id);
+      const job = await usableJob(deps, scope, id);
       if (job.status !== JOB_STATUS.Finished) return { error: `Job ${id} is ${JOB_STATUS_NAMES[job.status as JobStatus]}, not Finished: it has no forecast to read` };
       const query = { jobId: id, output: 1, progress: 0, limit: 0, insight: 0, alter: 0, intervals: 1, cap: MAX_FORECAST_ROWS } as const;
-      const [count] = await deps.data.rows(caller, { ...query, progress: 1 });
-      const rows = await deps.data.rows(caller, query);
+      const [count] = await deps.data.rows(scope.caller, { ...query, progress: 1 });
+      const rows = await deps.data.rows(scope.caller, query);
       return {
         job_id: id,
         success_rate: job.success_rate,
@@ -103,9 +152,10 @@ async function dispatch(deps: ModelToolsDeps, caller: Caller, call: LlmToolCall)
     }
     case 'predict': {
       if (!needJob()) return { error: 'job_id must be a job id' };
+      await usableJob(deps, scope, id);
       const inputs = typeof args.inputs === 'object' && args.inputs !== null ? (args.inputs as Record<string, unknown>) : {};
       const cells = Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '']));
-      const result = await deps.forecasts.forecast(caller, { jobId: id, cells });
+      const result = await deps.forecasts.forecast(scope.caller, { jobId: id, cells });
       return { job_id: result.jobId, training_id: result.trainingId, prediction: result.row };
     }
     default:

@@ -1,23 +1,22 @@
-import type { Expression, Kysely, Selectable, SqlBool } from 'kysely';
+import { sql, type Expression, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { SentenceRole, SentencesTable, ToolTurn } from '../../db/tables/chat.js';
+import type { ChatSentencesTable, SentencesTable, UsecaseSentencesTable } from '../../db/tables/chat.js';
 import type { ColumnWhitelist } from '../shared/filter/index.js';
 
 export type SentenceRow = Selectable<SentencesTable>;
 
-export interface ChatSentenceRow extends SentenceRow {
-  role: SentenceRole;
-  rate: 0 | 1 | null;
-  user_id: number | null;
-  chat_tokens: number;
-  said_at: Date;
-  /** The tool calls and results behind an assistant sentence (issue 12). */
-  tool_calls: ToolTurn[] | null;
-}
+type SaidSentenceColumns = Selectable<ChatSentencesTable>;
 
-export interface UsecaseSentenceRow extends SentenceRow {
-  position: number;
-}
+/** A sentence as said in a chat: its role, rating, speaker and tool turns, and the chat's own tokens and time. */
+export type ChatSentenceRow = SentenceRow &
+  Pick<SaidSentenceColumns, 'role' | 'rate' | 'user_id' | 'tool_calls'> & {
+    chat_tokens: SaidSentenceColumns['tokens'];
+    said_at: SaidSentenceColumns['created_at'];
+    /** `tool_calls` as the database writes it out: the text a `Tools LIKE` pattern is matched against. */
+    tool_calls_text: string | null;
+  };
+
+export type UsecaseSentenceRow = SentenceRow & Pick<Selectable<UsecaseSentencesTable>, 'position'>;
 
 const COLUMNS = ['sentences.id', 'sentences.client_id', 'sentences.text', 'sentences.tokens', 'sentences.created_at', 'sentences.updated_at'] as const;
 
@@ -39,6 +38,7 @@ export const CHAT_SENTENCE_COLUMNS: ColumnWhitelist = {
   Role: { column: 'chat_sentences.role', type: 'int' },
   Rate: { column: 'chat_sentences.rate', type: 'int' },
   User_Id: { column: 'chat_sentences.user_id', type: 'int' },
+  Tools: { column: 'chat_sentences.tool_calls', type: 'json' },
 };
 
 export function createSentencesRepository(db: Kysely<Database>) {
@@ -82,6 +82,7 @@ export function createSentencesRepository(db: Kysely<Database>) {
           'chat_sentences.tokens as chat_tokens',
           'chat_sentences.created_at as said_at',
           'chat_sentences.tool_calls',
+          sql<string | null>`chat_sentences.tool_calls::text`.as('tool_calls_text'),
         ])
         .where('chat_sentences.chat_id', '=', chatId)
         .orderBy('chat_sentences.id');

@@ -8,6 +8,8 @@ import { SENTENCE_COLUMNS, USECASE_SENTENCE_COLUMNS, type SentenceRow, type Sent
 import type { UsecasesRepository } from './usecases.repository.js';
 import type { UsecasesService } from './usecases.service.js';
 
+export type { SentenceRow, UsecaseSentenceRow };
+
 export function createSentencesService(deps: {
   sentences: SentencesRepository;
   usecases: UsecasesRepository;

@@ -1,6 +1,7 @@
-import { sql, type Expression, type Kysely, type SqlBool, type Transaction } from 'kysely';
+import { sql, type Expression, type Kysely, type Selectable, type SqlBool, type Transaction, type Updateable } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../db/schema.js';
+import type { UsecaseSentencesTable, UsecasesTable } from '../../db/tables/chat.js';
 import type { ColumnWhitelist } from '../shared/filter/index.js';
 
 const COLUMNS = [
@@ -49,46 +50,24 @@ export const USECASE_COLUMNS: ColumnWhitelist = {
   ModelTools: { column: 'usecases.model_tools', type: 'bool' },
 };
 
-export interface UsecaseRow {
-  id: number;
-  client_id: number;
-  user_id: number | null;
-  description: string;
-  welcome: string;
-  start_at: Date;
-  finish_at: Date | null;
-  tokens: number;
-  words_for_manual: string;
-  words_for_attention: string;
-  timeout_for_auto_msg: number;
-  auto_msg: string;
-  manual_message: string;
-  temperature: number;
-  is_active: boolean;
-  /** Tokens one chat may use, prompt and replies (0: no limit). */
-  token_budget: number;
-  /** The assistant is offered the forecast tools over the chat user's own jobs. */
-  model_tools: boolean;
-  hash: string;
-  created_at: Date;
-  updated_at: Date;
-}
+export type UsecaseRow = Selectable<UsecasesTable>;
 
-/** The scenario fields a client sets through `data`. */
-export interface UsecaseFields {
-  description?: string;
-  welcome?: string;
-  start_at?: Date;
-  finish_at?: Date | null;
-  words_for_manual?: string;
-  words_for_attention?: string;
-  timeout_for_auto_msg?: number;
-  auto_msg?: string;
-  manual_message?: string;
-  temperature?: number;
-  token_budget?: number;
-  model_tools?: boolean;
-}
+/** The scenario columns a client sets (through the service's UsecaseFields). */
+export type UsecaseColumns = Pick<
+  Updateable<UsecasesTable>,
+  | 'description'
+  | 'welcome'
+  | 'start_at'
+  | 'finish_at'
+  | 'words_for_manual'
+  | 'words_for_attention'
+  | 'timeout_for_auto_msg'
+  | 'auto_msg'
+  | 'manual_message'
+  | 'temperature'
+  | 'token_budget'
+  | 'model_tools'
+>;
 
 export interface UsecaseListScope {
   /** undefined: every client (administrators); null: none. */
@@ -98,10 +77,7 @@ export interface UsecaseListScope {
   where?: Expression<SqlBool>;
 }
 
-export interface UsecaseSentenceLink {
-  sentence_id: number;
-  position: number;
-}
+export type UsecaseSentenceLink = Pick<Selectable<UsecaseSentencesTable>, 'sentence_id' | 'position'>;
 
 /** A fresh `Hash`: it changes on every update so a front end polling with upd_date sees the change. */
 export const newUsecaseHash = () => randomBytes(16).toString('hex');
@@ -155,7 +131,7 @@ async function link(trx: Transaction<Database>, usecaseId: number, sentenceIds: 
 
 export function createUsecasesRepository(db: Kysely<Database>) {
   return {
-    async insert(values: UsecaseFields & { client_id: number; user_id: number }, now: Date): Promise<number> {
+    async insert(values: UsecaseColumns & { client_id: number; user_id: number }, now: Date): Promise<number> {
       const row = await db
         .insertInto('usecases')
         .values({ ...values, start_at: values.start_at ?? now, hash: newUsecaseHash(), created_at: now, updated_at: now })
@@ -183,7 +159,7 @@ export function createUsecasesRepository(db: Kysely<Database>) {
       return query.execute();
     },
 
-    async update(id: number, patch: UsecaseFields & { is_active?: boolean }, now: Date): Promise<void> {
+    async update(id: number, patch: UsecaseColumns & { is_active?: boolean }, now: Date): Promise<void> {
       await db.updateTable('usecases').set({ ...patch, updated_at: now, hash: newUsecaseHash() }).where('id', '=', id).execute();
     },
 

@@ -5,7 +5,9 @@ import { filterExpression, parseFields } from '../shared/filter/index.js';
 import type { ClientsRepository } from './clients.repository.js';
 import { assertClientAccess, visibleClient } from '../shared/access.js';
 import type { SentencesRepository } from './sentences.repository.js';
-import { USECASE_COLUMNS, type UsecaseFields, type UsecaseRow, type UsecasesRepository } from './usecases.repository.js';
+import { USECASE_COLUMNS, type UsecaseColumns, type UsecaseRow, type UsecasesRepository } from './usecases.repository.js';
+
+export type { UsecaseRow };
 
 export interface UsecaseQuery {
   userId?: number;
@@ -14,6 +16,43 @@ export interface UsecaseQuery {
   fields?: string;
   where?: string;
   tz: string;
+}
+
+/** The scenario fields a client sets (`data` of POST/PATCH /usecase); absent ones stay as they are. */
+export interface UsecaseFields {
+  description?: string;
+  welcome?: string;
+  startAt?: Date;
+  finishAt?: Date | null;
+  wordsForManual?: string;
+  wordsForAttention?: string;
+  timeoutForAutoMsg?: number;
+  autoMsg?: string;
+  manualMessage?: string;
+  temperature?: number;
+  /** Tokens one chat may use, prompt and replies (0: no limit). */
+  tokenBudget?: number;
+  /** The assistant is offered the forecast tools over the chat user's own jobs. */
+  modelTools?: boolean;
+}
+
+function usecaseColumns(fields: UsecaseFields | undefined): UsecaseColumns {
+  if (fields === undefined) return {};
+  const columns: UsecaseColumns = {
+    description: fields.description,
+    welcome: fields.welcome,
+    start_at: fields.startAt,
+    finish_at: fields.finishAt,
+    words_for_manual: fields.wordsForManual,
+    words_for_attention: fields.wordsForAttention,
+    timeout_for_auto_msg: fields.timeoutForAutoMsg,
+    auto_msg: fields.autoMsg,
+    manual_message: fields.manualMessage,
+    temperature: fields.temperature,
+    token_budget: fields.tokenBudget,
+    model_tools: fields.modelTools,
+  };
+  return Object.fromEntries(Object.entries(columns).filter(([, v]) => v !== undefined));
 }
 
 /** Why a use case takes no new chat sentences, or null when it does. */
@@ -68,14 +107,14 @@ export function createUsecasesService(deps: {
       const client = await clients.findById(clientId);
       if (!client) throw Errors.notFound('Client', clientId);
       assertClientAccess(caller, clientId, 'Client', clientId);
-      return usecases.insert({ ...fields, client_id: clientId, user_id: caller.userId }, clock.now());
+      return usecases.insert({ ...usecaseColumns(fields), client_id: clientId, user_id: caller.userId }, clock.now());
     },
 
     async patch(caller: Caller, id: number, change: { fields?: UsecaseFields; close?: boolean; open?: boolean; active?: boolean }): Promise<void> {
       await visibleUsecase(caller, id);
       if (change.close && change.open) throw Errors.invalidParameter('close', "cannot be given together with 'open'");
       const now = clock.now();
-      const patch: UsecaseFields & { is_active?: boolean } = { ...change.fields };
+      const patch: UsecaseColumns & { is_active?: boolean } = usecaseColumns(change.fields);
       if (change.close) patch.finish_at = now;
       if (change.open) patch.finish_at = null;
       if (change.active !== undefined) patch.is_active = change.active;

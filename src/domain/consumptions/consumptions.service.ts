@@ -14,6 +14,8 @@ import {
   type ConsumptionsRepository,
 } from './consumptions.repository.js';
 
+export type { ConsumptionRow };
+
 export interface ConsumptionQuery extends Omit<ConsumptionListFilter, 'onlyUserId' | 'condition'> {
   /** The filter language over the Consumption's wire names. */
   filters?: string;

@@ -12,6 +12,8 @@ import { isActive, isEnded, isJobStatus, JOB_STATUS, JOB_STATUS_NAMES } from './
 import type { JobQueueRepository } from './job-queue.repository.js';
 import type { JobView, JobsRepository } from './jobs.repository.js';
 
+export type { JobView };
+
 /** Tells the training engine something about a job; must not throw into the request that caused it. */
 export type JobListener = (jobId: number) => void | Promise<void>;
 

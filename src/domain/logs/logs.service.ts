@@ -5,6 +5,8 @@ import { requireAdmin } from '../shared/access.js';
 import { filterExpression } from '../shared/filter/index.js';
 import { LOG_COLUMNS, type LogListFilter, type LogRow, type LogsRepository } from './logs.repository.js';
 
+export type { LogRow };
+
 export const DEFAULT_LOG_LIMIT = 100;
 export const MAX_LOG_LIMIT = 1000;
 

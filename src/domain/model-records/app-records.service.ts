@@ -13,6 +13,8 @@ import {
 } from './app-records.repository.js';
 import { requireJob, requireTraining, type OwnedJob, type OwnershipLookups } from '../shared/access.js';
 
+export type { AppRecordRow };
+
 /** Hidden layers the engine builds at most (src/training/engine.ts MAX_HIDDEN_LAYERS). */
 const MAX_LAYERS = 5;
 const MAX_PERCENT = 1000;

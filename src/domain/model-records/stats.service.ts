@@ -6,6 +6,8 @@ import { requireJob, type OwnershipLookups } from '../shared/access.js';
 import { isStatStatus, STAT_STATUS, type ClosedStatStatus } from './stat-status.js';
 import type { StatChange, StatProcess, StatRecordRow, StatsRepository } from './stats.repository.js';
 
+export type { StatRecordRow };
+
 /** GET /stat: terminate 0 reads a job's records (progress_type 1 the count, 2 the records); otherwise a process's. */
 export type StatQuery =
   | { terminate: 0; jobId: number; progressType: 1 | 2 }

@@ -6,6 +6,8 @@ import type { Clock } from '../ports.js';
 import { ownerScope } from '../shared/access.js';
 import type { SubscriptionListFilter, SubscriptionRow, SubscriptionsRepository } from './subscriptions.repository.js';
 
+export type { SubscriptionRow };
+
 /** What PATCH /subscriptions may change on an open subscription. */
 export interface SubscriptionChanges {
   plan?: string;

@@ -8,6 +8,8 @@ import type { JobStatus } from '../../db/tables/jobs.js';
 import { isTrainingStatus } from './training-status.js';
 import type { TrainingFigures, TrainingRow, TrainingsRepository } from './trainings.repository.js';
 
+export type { TrainingRow };
+
 /** Removes the user data (uploaded rows, outputs) of one job; the data area provides it. */
 export type DataCleaner = (jobId: number) => Promise<void>;
 

@@ -160,12 +160,46 @@ function fitOnce(series: number[], o: SarimaOrders): FitOutcome {
   return { model, aic, ok, message };
 }
 
+const noiseOnly = (o: SarimaOrders) => o.p + o.q + o.P + o.Q === 0;
+
 function forecast(model: ArimaInstance, o: SarimaOrders, n: number, steps: number): number[] {
   const rt = arimaRuntime();
   const exog = o.drift ? Array.from({ length: steps }, (_, i) => n + i) : undefined;
   const [values] = model.predict(steps, exog);
   rt.drain();
   return values;
+}
+
+/**
+ * Forecasts of a model without AR or MA terms, (1-B)^d (1-B^s)^D y_t = c + e_t: the package fits these but
+ * forecasts them without the series' level (zeros, or the drift line through the origin: a test shows it),
+ * so they are computed here. c is the mean of the differenced series when the model has a drift (or a mean,
+ * d+D = 0) and 0 otherwise; future noise is 0.
+ */
+function noiseOnlyForecast(series: number[], o: SarimaOrders, steps: number): number[] {
+  let poly = [1];
+  const times = (factor: number[]) => {
+    const out = new Array<number>(poly.length + factor.length - 1).fill(0);
+    poly.forEach((a, i) => factor.forEach((b, j) => (out[i + j] = out[i + j]! + a * b)));
+    poly = out;
+  };
+  for (let k = 0; k < o.d; k++) times([1, -1]);
+  if (o.s > 0) for (let k = 0; k < o.D; k++) times([1, ...new Array<number>(o.s - 1).fill(0), -1]);
+  const order = poly.length - 1;
+  const values = [...series];
+  const at = (t: number) => poly.reduce((sum, a, j) => sum + a * values[t - j]!, 0);
+  let c = 0;
+  if (o.drift || order === 0) {
+    for (let t = order; t < series.length; t++) c += at(t);
+    c /= Math.max(1, series.length - order);
+  }
+  for (let k = 0; k < steps; k++) {
+    const t = values.length;
+    let next = c;
+    for (let j = 1; j <= order; j++) next -= poly[j]! * values[t - j]!;
+    values.push(next);
+  }
+  return values.slice(series.length);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -414,6 +448,10 @@ function makeFitted(state: SarimaState, fittedModel?: ArimaInstance): FittedMode
     if (cache.length >= steps) return cache;
     if (state.constant) {
       cache = new Array<number>(steps).fill(state.series[n - 1]!);
+      return cache;
+    }
+    if (noiseOnly(state.orders)) {
+      cache = noiseOnlyForecast(state.series, state.orders, steps);
       return cache;
     }
     if (!holder.model) {

@@ -42,7 +42,13 @@ function compileNode(node: FilterNode, whitelist: ColumnWhitelist, fail: Fail): 
   const column = (name: string, position: number): { ref: RawBuilder<unknown>; def: ColumnDef } => {
     const def = Object.hasOwn(whitelist, name) ? whitelist[name] : undefined;
     if (!def) return fail(`unknown column ${show(name)}`, position);
-    return { ref: sql.ref(def.column), def };
+    // A JSON column is matched as the text the listing shows for it.
+    return { ref: def.type === 'json' ? sql`(${sql.ref(def.column)})::text` : sql.ref(def.column), def };
+  };
+  const scalar = (name: string, position: number): RawBuilder<unknown> => {
+    const { ref, def } = column(name, position);
+    if (def.type === 'json') return fail(`column ${show(name)} holds JSON; only LIKE, ILIKE and IS [NOT] NULL apply`, position);
+    return ref;
   };
   const bind = (value: FilterValue, position: number): RawBuilder<unknown> => {
     const ok =
@@ -66,18 +72,18 @@ function compileNode(node: FilterNode, whitelist: ColumnWhitelist, fail: Fail): 
     case 'compare': {
       const op = Object.hasOwn(OPS, node.op) ? OPS[node.op] : undefined;
       if (!op) return fail('unsupported operator', node.position);
-      const { ref } = column(node.column, node.position);
+      const ref = scalar(node.column, node.position);
       return sql<SqlBool>`${ref} ${op} ${bind(node.value, node.position)}`;
     }
     case 'in': {
-      const { ref } = column(node.column, node.position);
+      const ref = scalar(node.column, node.position);
       if (node.values.length === 0) return fail('empty IN list', node.position);
       const list = sql.join(node.values.map((v) => bind(v, node.position)));
       return node.negated ? sql<SqlBool>`${ref} not in (${list})` : sql<SqlBool>`${ref} in (${list})`;
     }
     case 'like': {
       const { ref, def } = column(node.column, node.position);
-      if (def.type !== 'text') return fail(`LIKE is only allowed on text columns`, node.position);
+      if (def.type !== 'text' && def.type !== 'json') return fail(`LIKE is only allowed on text columns`, node.position);
       const op = node.caseInsensitive
         ? node.negated ? sql`not ilike` : sql`ilike`
         : node.negated ? sql`not like` : sql`like`;
@@ -88,7 +94,7 @@ function compileNode(node: FilterNode, whitelist: ColumnWhitelist, fail: Fail): 
       return node.negated ? sql<SqlBool>`${ref} is not null` : sql<SqlBool>`${ref} is null`;
     }
     case 'between': {
-      const { ref } = column(node.column, node.position);
+      const ref = scalar(node.column, node.position);
       const low = bind(node.low, node.position);
       const high = bind(node.high, node.position);
       return node.negated

@@ -169,10 +169,11 @@ class Parser {
       }
     }
 
+    if (op.value !== 'LIKE' && op.value !== 'ILIKE') this.refuseJson(left, op.value);
     switch (op.value) {
       case 'LIKE':
       case 'ILIKE': {
-        if (left.def.type !== 'text') {
+        if (left.def.type !== 'text' && left.def.type !== 'json') {
           this.fail(`${op.value} is only allowed on text columns; ${show(left.tok.text)} is ${left.def.type}`, op.pos);
         }
         const pattern = this.literal(`a pattern after ${op.value}`);
@@ -214,7 +215,15 @@ class Parser {
     }
   }
 
+  /** A JSON document has no order or equality a client could rely on (key order, spacing): only its text is matched. */
+  private refuseJson(column: Extract<Operand, { kind: 'column' }>, op: string): void {
+    if (column.def.type === 'json') {
+      this.fail(`${op} is not allowed on ${show(column.tok.text)}, which holds JSON; use LIKE, ILIKE or IS [NOT] NULL`, column.tok.pos);
+    }
+  }
+
   private compare(column: Extract<Operand, { kind: 'column' }>, op: CompareOp, lit: Literal): FilterNode {
+    this.refuseJson(column, `'${op}'`);
     return { kind: 'compare', column: column.key, op, value: this.value(column, lit), position: column.tok.pos };
   }
 

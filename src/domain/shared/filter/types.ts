@@ -1,6 +1,7 @@
 /** Public types of the filter language. The AST only ever holds whitelisted wire names and typed values. */
 
-export type ColumnType = 'int' | 'number' | 'text' | 'timestamp' | 'bool';
+/** `json`: a stored JSON document, matched only as its text (LIKE, ILIKE) or by IS [NOT] NULL. */
+export type ColumnType = 'int' | 'number' | 'text' | 'timestamp' | 'bool' | 'json';
 
 /** `column` is the real SQL column (may be qualified, e.g. 'j.status'); it never comes from the request. */
 export interface ColumnDef {

@@ -37,6 +37,7 @@ export function coerce(lit: Literal, wireName: string, def: ColumnDef, tz: strin
       return n;
     }
     case 'text':
+    case 'json':
       return lit.kind === 'bool' ? lit.value.toLowerCase() : lit.value;
     case 'bool': {
       const v = lit.value.trim().toLowerCase();
