@@ -1,5 +1,6 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { TrainingsTable } from '../../db/tables/jobs.js';
 import { escapeLike } from '../../db/escape-like.js';
 import type { InstantRange } from '../shared/date-range.js';
 import { TRAINING_STATUS } from './training-status.js';
@@ -19,20 +20,7 @@ const COLUMNS = [
   'created_at',
 ] as const;
 
-export interface TrainingRow {
-  id: number;
-  user_id: number;
-  app_name: string;
-  description: string;
-  status: number;
-  neurons: number;
-  inputs: number;
-  outputs: number;
-  layers_requested: number;
-  layers_created: number;
-  success_rate: number;
-  created_at: Date;
-}
+export type TrainingRow = Pick<Selectable<TrainingsTable>, (typeof COLUMNS)[number]>;
 
 /** The model figures a training reaches (PUT /trainings with update != 0). */
 export interface TrainingFigures {

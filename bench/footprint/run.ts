@@ -1,0 +1,131 @@
+/**
+ * Idle memory of the server with the embedded database (issue 11, item 6): `node dist/src/server.js`
+ * (what `npm start` runs) without DATABASE_URL, on a fresh DATA_DIR (first start: initdb, migrations,
+ * administrator bootstrap) and then restarted on the same DATA_DIR. Per start: seconds to "Listening",
+ * then after BENCH_IDLE_MS of idling VmRSS and VmHWM from /proc, the largest anonymous mapping (PGlite's
+ * WebAssembly memory) and the process's own view (process.memoryUsage through a tiny --import probe that
+ * answers SIGUSR2). Builds first (`npm run build`, incremental), so it measures today's sources.
+ *
+ *   npm run bench footprint            BENCH_FOOTPRINT_ROUNDS=3 BENCH_IDLE_MS=10000 WORKERS=1 by default
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ROUNDS = Number(process.env.BENCH_FOOTPRINT_ROUNDS ?? 3);
+const IDLE_MS = Number(process.env.BENCH_IDLE_MS ?? 10_000);
+const MB = 1024 * 1024;
+
+/** Loaded with --import as a data: URL so that nothing bench-only is compiled into dist. */
+const PROBE = `import { writeFileSync } from 'node:fs';
+process.on('SIGUSR2', () => { if (process.env.FOOTPRINT_GC) globalThis.gc(); writeFileSync(process.env.FOOTPRINT_PROBE_OUT, JSON.stringify(process.memoryUsage())); });`;
+
+interface Sample {
+  listenS: number;
+  rssMb: number;
+  hwmMb: number;
+  wasmMb: number;
+  heapUsedMb: number;
+  heapTotalMb: number;
+  externalMb: number;
+}
+
+async function procStatus(pid: number): Promise<{ rss: number; hwm: number }> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+}
+
+/** Resident size of the largest anonymous read-write mapping: the WebAssembly memory of PGlite. */
+async function largestAnonymousMb(pid: number): Promise<number> {
+  const smaps = await readFile(`/proc/${pid}/smaps`, 'utf8');
+  let best = 0;
+  let anonymous = false;
+  for (const line of smaps.split('\n')) {
+    const header = /^[0-9a-f]+-[0-9a-f]+ (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header) anonymous = header[1]!.startsWith('rw') && header[2] === '';
+    else if (anonymous && line.startsWith('Rss:')) best = Math.max(best, Number(/(\d+)/.exec(line)![1]) / 1024);
+  }
+  return best;
+}
+
+async function probe(child: ChildProcess, out: string): Promise<NodeJS.MemoryUsage> {
+  await rm(out, { force: true });
+  child.kill('SIGUSR2');
+  for (let i = 0; i < 100; i++) {
+    await new Promise((r) => setTimeout(r, 20));
+    try {
+      return JSON.parse(await readFile(out, 'utf8')) as NodeJS.MemoryUsage;
+    } catch {
+      // not written yet
+    }
+  }
+  throw new Error('the memory probe did not answer');
+}
+
+async function startOnce(dataDir: string): Promise<Sample> {
+  const out = join(dataDir, 'probe.json');
+  const started = performance.now();
+  const child = spawn(process.execPath, [...(process.env.FOOTPRINT_GC ? ['--expose-gc'] : []), '--import', `data:text/javascript,${encodeURIComponent(PROBE)}`, 'dist/src/server.js'], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', WORKERS: process.env.WORKERS ?? '1', FOOTPRINT_PROBE_OUT: out },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        if (String(chunk).includes('Listening on')) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+    });
+    const listenS = (performance.now() - started) / 1000;
+    await new Promise((r) => setTimeout(r, IDLE_MS));
+    const usage = await probe(child, out);
+    const { rss, hwm } = await procStatus(child.pid!);
+    const wasmMb = await largestAnonymousMb(child.pid!);
+    return { listenS, rssMb: rss, hwmMb: hwm, wasmMb, heapUsedMb: usage.heapUsed / MB, heapTotalMb: usage.heapTotal / MB, externalMb: usage.external / MB };
+  } finally {
+    if (child.exitCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+  }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+export async function benchFootprint() {
+  execFileSync('npm', ['run', '-s', 'build'], { cwd: root, stdio: 'inherit' });
+  const first: Sample[] = [];
+  const restart: Sample[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const dataDir = await mkdtemp(join(tmpdir(), 'footprint-'));
+    try {
+      first.push(await startOnce(dataDir));
+      restart.push(await startOnce(dataDir));
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }
+  const loads = (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
+  console.log(`\nIdle memory, embedded PGlite, WORKERS=${process.env.WORKERS ?? '1'}, ${IDLE_MS / 1000} s after Listening, ${ROUNDS} rounds (median; min-max), load average ${loads}`);
+  const column = (samples: Sample[], key: keyof Sample, digits = 0) => {
+    const values = samples.map((s) => s[key]);
+    return `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}-${Math.max(...values).toFixed(digits)})`;
+  };
+  for (const [name, samples] of [['first start', first], ['restart', restart]] as const) {
+    console.log(
+      `${name.padEnd(12)} listening ${column(samples, 'listenS', 1)} s   RSS ${column(samples, 'rssMb')} MB   peak ${column(samples, 'hwmMb')} MB   ` +
+        `wasm ${column(samples, 'wasmMb')} MB   JS heap used/total ${column(samples, 'heapUsedMb')}/${column(samples, 'heapTotalMb')} MB   external ${column(samples, 'externalMb')} MB`,
+    );
+  }
+  return { first, restart };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await benchFootprint();
+}
