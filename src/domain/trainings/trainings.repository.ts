@@ -22,17 +22,11 @@ const COLUMNS = [
 
 export type TrainingRow = Pick<Selectable<TrainingsTable>, (typeof COLUMNS)[number]>;
 
-/** The model figures a training reaches (PUT /trainings with update != 0). */
-export interface TrainingFigures {
-  app_name: string;
-  neurons: number;
-  inputs: number;
-  outputs: number;
-  layers_requested: number;
-  layers_created: number;
-  success_rate: number;
-  description?: string;
-}
+/** The model figures a training reaches, as columns (the service's TrainingFigures). */
+export type TrainingFigureColumns = Pick<
+  Selectable<TrainingsTable>,
+  'app_name' | 'neurons' | 'inputs' | 'outputs' | 'layers_requested' | 'layers_created' | 'success_rate'
+> & { description?: string };
 
 /** `ownerId` undefined means every user's rows (administrators). */
 export interface TrainingListFilter {
@@ -96,7 +90,7 @@ export function createTrainingsRepository(db: Kysely<Database>) {
       await db.updateTable('trainings').set({ description, updated_at: new Date() }).where('id', '=', id).execute();
     },
 
-    async updateFigures(id: number, figures: TrainingFigures): Promise<void> {
+    async updateFigures(id: number, figures: TrainingFigureColumns): Promise<void> {
       await db.updateTable('trainings').set({ ...figures, updated_at: new Date() }).where('id', '=', id).execute();
     },
 
