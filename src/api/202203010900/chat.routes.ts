@@ -1,11 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { isAdmin, type Caller } from '../../domain/caller.js';
-import type { ChatRow, ChatSentenceRow } from '../../domain/chat/chats.service.js';
-import type { ClientDetails, ClientRow } from '../../domain/chat/clients.service.js';
+import type { Caller } from '../../domain/caller.js';
+import type { ClientDetails } from '../../domain/chat/clients.service.js';
 import { DEFAULT_PROMPT_MAX_TOKENS, parsePrompt } from '../../domain/chat/prompts.service.js';
-import type { SentenceRow, UsecaseSentenceRow } from '../../domain/chat/sentences.service.js';
-import type { UsecaseFields, UsecaseRow } from '../../domain/chat/usecases.service.js';
+import type { UsecaseFields } from '../../domain/chat/usecases.service.js';
 import { Errors } from '../../domain/errors.js';
 import { projectFields } from '../../http/fields.js';
 import { p } from '../../http/params.js';
@@ -13,86 +11,24 @@ import { recordData } from '../../http/record-data.js';
 import { eventStream } from '../../http/sse.js';
 import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
-import { formatNullableTimestamp, formatTimestamp, wireDateToInstant } from '../shared/time.js';
+import { wireDateToInstant } from '../shared/time.js';
 import { success } from '../../http/contract.js';
-import { ChatAreaId, ChatRecord, ClientRecord, HandoffReport, LinkCount, PromptReply, SentenceRecord, UsecaseRecord } from './chat.shapes.js';
-
-// ---------- wire records (numbers as strings, legacy casing; additions noted in docs/interface-notes.md) ----------
-
-const str = (n: number | null) => (n === null ? null : String(n));
-const flag = (b: boolean): '1' | '0' => (b ? '1' : '0');
-
-/** The provider key is never returned: masked for administrators, null for everyone else. */
-const clientRecord = (row: ClientRow, caller: Caller) => ({
-  Id: String(row.id),
-  FiscalId: row.fiscal_id,
-  CompanyName: row.company_name,
-  CompanyLegalName: row.company_legal_name,
-  CompanyAddress1: row.company_address1,
-  CompanyAddress2: row.company_address2,
-  CompanyAddress3: row.company_address3,
-  CompanyCity: row.company_city,
-  CompanyZipCode: row.company_zip_code,
-  CompanyProviderKey: isAdmin(caller) ? row.provider_key_hint : null,
-});
-
-const usecaseRecord = (row: UsecaseRow, tz: string) => ({
-  Id: String(row.id),
-  clie_Id: String(row.client_id),
-  User_Id: str(row.user_id),
-  Description: row.description,
-  Welcome: row.welcome,
-  StartDateTime: formatTimestamp(row.start_at, tz),
-  FinishDateTime: formatNullableTimestamp(row.finish_at, tz),
-  Tokens: String(row.tokens),
-  WordsForManual: row.words_for_manual,
-  WordsForAttention: row.words_for_attention,
-  TimeOutForAutoMsg: String(row.timeout_for_auto_msg),
-  AutoMsg: row.auto_msg,
-  ManualMessage: row.manual_message,
-  LastUpdDateTime: formatTimestamp(row.updated_at, tz),
-  Hash: row.hash,
-  Temperature: String(row.temperature),
-  Active: flag(row.is_active),
-  TokenBudget: String(row.token_budget),
-  ModelTools: flag(row.model_tools),
-});
-
-const chatRecord = (row: ChatRow, tz: string) => ({
-  Id: String(row.id),
-  usca_Id: String(row.usecase_id),
-  User_Id: str(row.user_id),
-  StartDateTime: formatTimestamp(row.start_at, tz),
-  FinishDateTime: formatNullableTimestamp(row.finish_at, tz),
-  Status: row.status,
-  ControlType: row.control_type,
-  UserManaging_Id: str(row.user_managing_id),
-  Tokens: String(row.tokens),
-  Hash: row.hash,
-  Active: flag(row.is_active),
-  Attention: flag(row.needs_attention),
-  LastUpdDateTime: formatTimestamp(row.updated_at, tz),
-  HandoffReason: row.handoff_reason,
-});
-
-const sentenceRecord = (row: SentenceRow, tz: string) => ({
-  Id: String(row.id),
-  Text: row.text,
-  Tokens: String(row.tokens),
-  clie_Id: String(row.client_id),
-  DateTime: formatTimestamp(row.created_at, tz),
-});
-
-const chatSentenceRecord = (row: ChatSentenceRow, tz: string) => ({
-  ...sentenceRecord(row, tz),
-  DateTime: formatTimestamp(row.said_at, tz),
-  Role: String(row.role),
-  Rate: str(row.rate),
-  User_Id: str(row.user_id),
-  Tools: row.tool_calls_text,
-});
-
-const usecaseSentenceRecord = (row: UsecaseSentenceRow, tz: string) => ({ ...sentenceRecord(row, tz), Order: String(row.position) });
+import {
+  ChatAreaId,
+  ChatRecord,
+  ClientRecord,
+  HandoffReport,
+  LinkCount,
+  PromptReply,
+  SentenceRecord,
+  UsecaseRecord,
+  chatRecord,
+  chatSentenceRecord,
+  clientRecord,
+  sentenceRecord,
+  usecaseRecord,
+  usecaseSentenceRecord,
+} from './chat.shapes.js';
 
 // ---------- `data` JSON parameters ----------
 

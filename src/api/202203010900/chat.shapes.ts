@@ -1,4 +1,10 @@
 import { z } from 'zod';
+import { isAdmin, type Caller } from '../../domain/caller.js';
+import type { ChatRow, ChatSentenceRow } from '../../domain/chat/chats.service.js';
+import type { ClientRow } from '../../domain/chat/clients.service.js';
+import type { SentenceRow, UsecaseSentenceRow } from '../../domain/chat/sentences.service.js';
+import type { UsecaseRow } from '../../domain/chat/usecases.service.js';
+import { formatNullableTimestamp, formatTimestamp } from '../shared/time.js';
 
 /**
  * Chat-area records (spec 2): numbers as strings, legacy casing. Listings take `fields`, which picks
@@ -137,3 +143,80 @@ export const HandoffReport = z
       ByEvent: { manual: 3, attention: 1, auto_message: 0 }, AfterBadAnswer: 1, AfterBadAnswerShare: 0.25,
     },
   });
+
+// ---------- mappers from the services' rows (numbers as strings, legacy casing; additions in docs/interface-notes.md) ----------
+
+const str = (n: number | null) => (n === null ? null : String(n));
+const flag = (b: boolean): '1' | '0' => (b ? '1' : '0');
+
+/** The provider key is never returned: masked for administrators, null for everyone else. */
+export const clientRecord = (row: ClientRow, caller: Caller): z.output<typeof ClientRecord> => ({
+  Id: String(row.id),
+  FiscalId: row.fiscal_id,
+  CompanyName: row.company_name,
+  CompanyLegalName: row.company_legal_name,
+  CompanyAddress1: row.company_address1,
+  CompanyAddress2: row.company_address2,
+  CompanyAddress3: row.company_address3,
+  CompanyCity: row.company_city,
+  CompanyZipCode: row.company_zip_code,
+  CompanyProviderKey: isAdmin(caller) ? row.provider_key_hint : null,
+});
+
+export const usecaseRecord = (row: UsecaseRow, tz: string): z.output<typeof UsecaseRecord> => ({
+  Id: String(row.id),
+  clie_Id: String(row.client_id),
+  User_Id: str(row.user_id),
+  Description: row.description,
+  Welcome: row.welcome,
+  StartDateTime: formatTimestamp(row.start_at, tz),
+  FinishDateTime: formatNullableTimestamp(row.finish_at, tz),
+  Tokens: String(row.tokens),
+  WordsForManual: row.words_for_manual,
+  WordsForAttention: row.words_for_attention,
+  TimeOutForAutoMsg: String(row.timeout_for_auto_msg),
+  AutoMsg: row.auto_msg,
+  ManualMessage: row.manual_message,
+  LastUpdDateTime: formatTimestamp(row.updated_at, tz),
+  Hash: row.hash,
+  Temperature: String(row.temperature),
+  Active: flag(row.is_active),
+  TokenBudget: String(row.token_budget),
+  ModelTools: flag(row.model_tools),
+});
+
+export const chatRecord = (row: ChatRow, tz: string): z.output<typeof ChatRecord> => ({
+  Id: String(row.id),
+  usca_Id: String(row.usecase_id),
+  User_Id: str(row.user_id),
+  StartDateTime: formatTimestamp(row.start_at, tz),
+  FinishDateTime: formatNullableTimestamp(row.finish_at, tz),
+  Status: row.status,
+  ControlType: row.control_type,
+  UserManaging_Id: str(row.user_managing_id),
+  Tokens: String(row.tokens),
+  Hash: row.hash,
+  Active: flag(row.is_active),
+  Attention: flag(row.needs_attention),
+  LastUpdDateTime: formatTimestamp(row.updated_at, tz),
+  HandoffReason: row.handoff_reason,
+});
+
+export const sentenceRecord = (row: SentenceRow, tz: string): z.output<typeof SentenceRecord> => ({
+  Id: String(row.id),
+  Text: row.text,
+  Tokens: String(row.tokens),
+  clie_Id: String(row.client_id),
+  DateTime: formatTimestamp(row.created_at, tz),
+});
+
+export const chatSentenceRecord = (row: ChatSentenceRow, tz: string): z.output<typeof SentenceRecord> => ({
+  ...sentenceRecord(row, tz),
+  DateTime: formatTimestamp(row.said_at, tz),
+  Role: String(row.role),
+  Rate: str(row.rate),
+  User_Id: str(row.user_id),
+  Tools: row.tool_calls_text,
+});
+
+export const usecaseSentenceRecord = (row: UsecaseSentenceRow, tz: string): z.output<typeof SentenceRecord> => ({ ...sentenceRecord(row, tz), Order: String(row.position) });
