@@ -15,7 +15,7 @@ import { defineRoute } from '../../http/route.js';
 import type { Services } from '../../services.js';
 import { formatNullableTimestamp, formatTimestamp, wireDateToInstant } from '../shared/time.js';
 import { success } from '../../http/contract.js';
-import { ChatAreaId, ChatRecord, ClientRecord, HandoffReport, LinkCount, PromptReply, SentenceRecord, UsecaseRecord } from './chat.shapes.js';
+import { ChatAreaId, ChatRecord, ClientRecord, HandoffReport, LinkCount, PromptReply, PromptStream, SentenceRecord, UsecaseRecord } from './chat.shapes.js';
 
 // ---------- wire records (numbers as strings, legacy casing; additions noted in docs/interface-notes.md) ----------
 
@@ -546,6 +546,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
       tokens: p.flag().default(0),
     }),
     reply: PromptReply,
+    stream: PromptStream,
     async handler({ params, caller, request, reply }) {
       const prompt = parsePrompt(params.prompt);
       if (params.tokens === 1) return services.prompts.countTokens(prompt);
