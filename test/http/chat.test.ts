@@ -1035,6 +1035,26 @@ describe('forecast tools in chat', () => {
     expect((await call('GET', 'sentence', alice, { fields: 'Tools' })).data).toMatch(/^Invalid parameter 'fields': unknown column 'Tools'/);
   });
 
+  it('hands the model at most 50 forecast rows and runs at most 8 tool calls per reply', async () => {
+    const long = await finishedJob(alice, 'Alice long model', Array.from({ length: 60 }, (_, i) => String(1000 + i)), 75);
+    const usca = await newUsecase(alice, clientA, { Description: 'Limits', ModelTools: 1 });
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    stub.state.toolCalls = [Array.from({ length: 10 }, () => ({ name: 'read_forecast', arguments: { job_id: long } }))];
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Everything, ten times', role: 1 });
+
+    const turns = await lastTurns(alice, chatId);
+    expect(turns).toHaveLength(10);
+    for (const { result } of turns.slice(0, 8)) {
+      expect(result).toMatchObject({ job_id: long, total_rows: 60 });
+      expect((result.rows as Record<string, string>[]).map((r) => r.sales)).toEqual(Array.from({ length: 50 }, (_, i) => String(1000 + i)));
+    }
+    for (const { result } of turns.slice(8)) expect(result).toEqual({ error: 'At most 8 tool calls run per reply; answer with what you have' });
+    // The cap reached, the next request asks for the text answer.
+    expect(stub.requests.map((r) => r.body.tool_choice)).toEqual(['auto', 'none']);
+    const fed = stub.requests[1]!.body.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content!) as { rows?: unknown[] });
+    expect(fed.map((m) => m.rows?.length ?? 0)).toEqual([...Array<number>(8).fill(50), 0, 0]);
+  });
+
   it('stops offering tool calls after three rounds and asks for a text answer', async () => {
     const usca = await newUsecase(alice, clientA, { Description: 'Loop', ModelTools: 1 });
     const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;

@@ -96,12 +96,23 @@ describe('admin CLI', () => {
       const base = { userId: user!.id, appName: 'forecast', host: 'h', pid: 1, ramMb: 1, cpuSeconds: 1, diskMb: 1 };
       await services.consumptions.record({ ...base, date: new Date('2024-01-31T23:59:00Z') });
       await services.consumptions.record({ ...base, date: new Date('2024-02-01T00:00:00Z') });
+      // The one ledger: language-model replies are invoiced with the training runs.
+      const reply = { userId: user!.id, clientId: 1, model: 'gpt-4o-mini', promptTokens: 10, completionTokens: 5 };
+      await services.consumptions.recordReply({ ...reply, kind: 'chat', usecaseId: 1, chatId: 1, date: new Date('2024-01-10T00:00:00Z') });
+      await services.consumptions.recordReply({ ...reply, kind: 'aichat', date: new Date('2024-01-20T00:00:00Z') });
+      await services.consumptions.recordReply({ ...reply, kind: 'aichat', date: new Date('2024-02-02T00:00:00Z') });
     });
     const result = await run('invoice', '--until', '2024-01-31');
-    expect(result).toEqual({ code: 0, out: 'Marked 1 consumption record dated up to 2024-01-31 (UTC) as invoiced\n', err: '' });
+    expect(result).toEqual({ code: 0, out: 'Marked 3 consumption records dated up to 2024-01-31 (UTC) as invoiced\n', err: '' });
     await withRuntime(async ({ database }) => {
-      const rows = await database.db.selectFrom('consumptions').select(['date', 'date_invoiced']).orderBy('date').execute();
-      expect(rows.map((r) => r.date_invoiced !== null)).toEqual([true, false]);
+      const rows = await database.db.selectFrom('consumptions').select(['kind', 'date', 'date_invoiced']).orderBy('date').execute();
+      expect(rows.map((r) => [r.kind, r.date_invoiced !== null])).toEqual([
+        ['chat', true],
+        ['aichat', true],
+        ['training', true],
+        ['training', false],
+        ['aichat', false],
+      ]);
       const logged = await database.db.selectFrom('logs').select(['procedure', 'text']).where('procedure', 'like', 'admin-cli.%').orderBy('id').execute();
       expect(logged.map((l) => l.procedure)).toEqual(['admin-cli.create-admin', 'admin-cli.reset-password', 'admin-cli.invoice']);
       expect(JSON.stringify(logged)).not.toMatch(/Str0ng-pass|N3w-password/);

@@ -158,8 +158,8 @@ export function modelsRoutes(app: FastifyInstance, services: Services) {
           neurons: params.neurons,
           inputs: params.inputs,
           outputs: params.outputs,
-          layers_created: params.layers_created,
-          layers_requested: params.layers_requested,
+          layersCreated: params.layers_created,
+          layersRequested: params.layers_requested,
         },
       });
       return 'success';

@@ -93,14 +93,14 @@ export function trainingsRoutes(app: FastifyInstance, services: Services) {
       } else {
         if (params.app_name === undefined) throw Errors.missingParameter('app_name');
         await services.trainings.updateFigures(caller, params.id, {
-          app_name: params.app_name,
+          appName: params.app_name,
           neurons: params.neurons,
           inputs: params.inputs,
           outputs: params.outputs,
-          layers_requested: params.layers_requested,
-          layers_created: params.layers_created,
-          success_rate: params.success_rate,
-          ...(params.description === undefined ? {} : { description: params.description }),
+          layersRequested: params.layers_requested,
+          layersCreated: params.layers_created,
+          successRate: params.success_rate,
+          description: params.description,
         });
       }
       return 'success';

@@ -1,21 +1,12 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { escapeLike } from '../../db/escape-like.js';
 import type { Database } from '../../db/schema.js';
+import type { UsersTable } from '../../db/tables/accounts.js';
 
 /** Public columns of a user; the password hash leaves this module only through findCredentials. */
 const PUBLIC_COLUMNS = ['id', 'email', 'name', 'lastname', 'phone', 'role', 'is_enabled', 'client_id', 'created_at'] as const;
 
-export interface UserRow {
-  id: number;
-  email: string;
-  name: string;
-  lastname: string;
-  phone: string;
-  role: 'admin' | 'consumer';
-  is_enabled: boolean;
-  client_id: number | null;
-  created_at: Date;
-}
+export type UserRow = Pick<Selectable<UsersTable>, (typeof PUBLIC_COLUMNS)[number]>;
 
 export interface UserListFilter {
   onlyUserId?: number;

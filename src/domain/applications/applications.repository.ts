@@ -1,16 +1,10 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { ApplicationsTable, PlansTable } from '../../db/tables/subscriptions.js';
 
-export interface ApplicationRow {
-  id: number;
-  name: string;
-  plan_id: string;
-}
+export type ApplicationRow = Omit<Selectable<ApplicationsTable>, 'created_at'>;
 
-export interface PlanRow {
-  id: string;
-  description: string;
-}
+export type PlanRow = Omit<Selectable<PlansTable>, 'created_at'>;
 
 export function createApplicationsRepository(db: Kysely<Database>) {
   return {

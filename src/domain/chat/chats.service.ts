@@ -14,7 +14,7 @@ import { CHAT_SENTENCE_COLUMNS, type ChatSentenceRow, type SentencesRepository }
 import type { UsecaseRow, UsecasesRepository } from './usecases.repository.js';
 import { usecaseClosedReason } from './usecases.service.js';
 import { firstListedWord } from './words.js';
-import { MAX_TOOL_ROUNDS, MODEL_TOOLS, modelToolScope, runModelTool, type ModelToolScope, type ModelToolsDeps } from './model-tools.js';
+import { MAX_TOOL_CALLS, MAX_TOOL_ROUNDS, MODEL_TOOLS, TOO_MANY_TOOL_CALLS, modelToolScope, runModelTool, type ModelToolScope, type ModelToolsDeps } from './model-tools.js';
 
 export type { ChatRow, ChatSentenceRow };
 
@@ -252,10 +252,11 @@ export function createChatsService(deps: {
       const usage = { prompt: 0, completion: 0, total: 0 };
       const turns: ToolTurn[] = [];
       let scope: ModelToolScope | undefined;
+      let ran = 0;
       let reply;
       try {
         for (let round = 0; ; round++) {
-          const toolChoice = round < MAX_TOOL_ROUNDS ? 'auto' : 'none';
+          const toolChoice = round < MAX_TOOL_ROUNDS && ran < MAX_TOOL_CALLS ? 'auto' : 'none';
           reply = await llm.complete({ apiKey, model, messages, temperature: usecase.temperature, maxTokens, ...(tools ? { tools, toolChoice } : {}) });
           usage.prompt += reply.usage.prompt;
           usage.completion += reply.usage.completion;
@@ -265,7 +266,7 @@ export function createChatsService(deps: {
           // The chat user's account and subscriptions as they are now, read once for the whole reply.
           scope ??= await modelToolScope(modelTools!, chat.user_id!, chat.client_id);
           for (const call of reply.toolCalls) {
-            const result = await runModelTool(modelTools!, scope, call);
+            const result = ran++ < MAX_TOOL_CALLS ? await runModelTool(modelTools!, scope, call) : TOO_MANY_TOOL_CALLS;
             messages.push({ role: 'tool', toolCallId: call.id, content: result });
             turns.push({ id: call.id, name: call.name, arguments: call.arguments, result });
           }

@@ -11,6 +11,10 @@ import type { JobStatus } from '../../db/tables/jobs.js';
 
 /** At most this many tool rounds per reply; then the model answers with what it has. */
 export const MAX_TOOL_ROUNDS = 3;
+/** At most this many tool calls run per reply, over all its rounds (each predict writes an output record). */
+export const MAX_TOOL_CALLS = 8;
+/** The result of a call past MAX_TOOL_CALLS: it is answered, as every call must be, but not run. */
+export const TOO_MANY_TOOL_CALLS = JSON.stringify({ error: `At most ${MAX_TOOL_CALLS} tool calls run per reply; answer with what you have` });
 /** Forecast rows one read_forecast hands to the model. */
 export const MAX_FORECAST_ROWS = 50;
 const MAX_LISTED_JOBS = 50;

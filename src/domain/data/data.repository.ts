@@ -1,20 +1,13 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { sql, type CompiledQuery, type Compilable, type RawBuilder } from 'kysely';
+import { sql, type CompiledQuery, type Compilable, type RawBuilder, type Selectable } from 'kysely';
 import copyStreams from 'pg-copy-streams';
 import type { DatabaseHandle } from '../../db/database.js';
-import type { DataDatePart, DatasetColumn, DatasetKind } from '../../db/tables/data.js';
+import type { DataDatePart, DatasetColumn, DatasetKind, DatasetsTable } from '../../db/tables/data.js';
 import { markPendingQuery } from '../jobs/job-queue.repository.js';
 import type { CsvDelimiter } from './csv-ingest.js';
 
-export interface DatasetRow {
-  id: number;
-  job_id: number;
-  kind: DatasetKind;
-  columns: DatasetColumn[];
-  row_count: number;
-  created_at: Date;
-}
+export type DatasetRow = Omit<Selectable<DatasetsTable>, 'source'>;
 
 export interface JobOwner {
   id: number;

@@ -1,39 +1,20 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { SelectionReport } from '../../training/types.js';
+import type { JobsTable, TrainingsTable } from '../../db/tables/jobs.js';
 import { escapeLike } from '../../db/escape-like.js';
 import type { InstantRange } from '../shared/date-range.js';
 import { JOB_STATUS } from './job-status.js';
 
+type TrainingColumns = Selectable<TrainingsTable>;
+
 /** A job as the endpoints show it: its own columns, its owner's name and its training's figures. */
-export interface JobView {
-  id: number;
-  user_id: number;
-  training_id: number;
-  session_id: number | null;
-  app_name: string;
-  status: number;
-  advance: number;
-  nets: string;
-  error: string | null;
-  abort_requested: boolean;
-  worker: string | null;
-  heartbeat_at: Date | null;
-  started_at: Date | null;
-  finished_at: Date | null;
-  /** The engine's explanation of the last finished run (null before one). */
-  selection: SelectionReport | null;
-  created_at: Date;
-  user_name: string | null;
-  training_description: string;
-  training_status: number;
-  neurons: number;
-  inputs: number;
-  outputs: number;
-  layers_requested: number;
-  layers_created: number;
-  success_rate: number;
-}
+export type JobView = Omit<Selectable<JobsTable>, 'attempts' | 'updated_at'> &
+  Pick<TrainingColumns, 'neurons' | 'inputs' | 'outputs' | 'layers_requested' | 'layers_created' | 'success_rate'> & {
+    /** The owner's name and lastname; null when the user is gone. */
+    user_name: string | null;
+    training_description: TrainingColumns['description'];
+    training_status: TrainingColumns['status'];
+  };
 
 /** `ownerId` undefined means every user's jobs (administrators). */
 export interface JobListFilter {

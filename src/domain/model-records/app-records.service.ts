@@ -9,7 +9,6 @@ import {
   type AppParameters,
   type AppRecordRow,
   type AppRecordsRepository,
-  type TrainingFigures,
 } from './app-records.repository.js';
 import { requireJob, requireTraining, type OwnedJob, type OwnershipLookups } from '../shared/access.js';
 
@@ -41,6 +40,15 @@ export interface NewAppRecord {
   params?: string;
 }
 
+/** The network figures a trainer reports with request_type 1 (all required then, none negative). */
+export interface NetworkFigures {
+  neurons?: number;
+  inputs?: number;
+  outputs?: number;
+  layersRequested?: number;
+  layersCreated?: number;
+}
+
 export interface AppRunReport {
   appName: string;
   id: number;
@@ -51,7 +59,7 @@ export interface AppRunReport {
   requestType: 0 | 1 | 2;
   host: string;
   pid: number;
-  figures: Partial<TrainingFigures>;
+  figures: NetworkFigures;
 }
 
 /** Reads one `params` value: the value to store, or why it is refused. */
@@ -96,7 +104,14 @@ const SETTABLE: Record<string, { column: keyof AppParameters; parse: Setter }> =
 };
 const SETTABLE_COLUMNS = Object.fromEntries(Object.keys(SETTABLE).map((key) => [key, APP_RECORD_COLUMNS[key]!]));
 
-const FIGURES = ['neurons', 'inputs', 'outputs', 'layers_requested', 'layers_created'] as const;
+/** Each network figure with the PUT /app parameter that carries it, which its errors name. */
+const FIGURES = [
+  ['neurons', 'neurons'],
+  ['inputs', 'inputs'],
+  ['outputs', 'outputs'],
+  ['layersRequested', 'layers_requested'],
+  ['layersCreated', 'layers_created'],
+] as const satisfies readonly (readonly [keyof NetworkFigures, string])[];
 
 /** Zero in a record means "the engine's default". */
 const unlessZero = (n: number) => (n > 0 ? n : undefined);
@@ -203,10 +218,10 @@ export function createAppRecordsService(deps: { records: AppRecordsRepository; l
      */
     async report(caller: Caller, input: AppRunReport): Promise<void> {
       if (input.requestType === 1) {
-        for (const name of FIGURES) {
-          const value = input.figures[name];
-          if (value === undefined) throw Errors.missingParameter(name);
-          if (value < 0) throw Errors.invalidParameter(name, 'must not be negative');
+        for (const [figure, parameter] of FIGURES) {
+          const value = input.figures[figure];
+          if (value === undefined) throw Errors.missingParameter(parameter);
+          if (value < 0) throw Errors.invalidParameter(parameter, 'must not be negative');
         }
       }
       let record: AppRecordRow | undefined;
@@ -243,7 +258,14 @@ export function createAppRecordsService(deps: { records: AppRecordsRepository; l
       } else if (job) {
         await records.insert({ user_id: job.user_id, app_name: job.app_name, job_id: job.id, training_id: trainingId, ...state }, now);
       }
-      if (input.requestType === 1) await records.setTrainingFigures(trainingId!, input.figures as TrainingFigures, now);
+      if (input.requestType === 1) {
+        const figures = input.figures as Required<NetworkFigures>;
+        await records.setTrainingFigures(
+          trainingId!,
+          { neurons: figures.neurons, inputs: figures.inputs, outputs: figures.outputs, layers_requested: figures.layersRequested, layers_created: figures.layersCreated },
+          now,
+        );
+      }
     },
 
     /** PATCH /app: the probability (0..1) a trainer or front end attaches to a record. */

@@ -1,17 +1,14 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { ApplicationsTable, SubscriptionsTable } from '../../db/tables/subscriptions.js';
 import { escapeLike } from '../../db/escape-like.js';
 
-export interface SubscriptionRow {
-  id: number;
-  user_id: number;
+/** A subscribed period with its user's and application's names. */
+export type SubscriptionRow = Omit<Selectable<SubscriptionsTable>, 'updated_at'> & {
+  /** The user's name and lastname. */
   user_name: string;
-  application_id: number;
-  app_name: string;
-  plan_id: string;
-  subscribed_at: Date;
-  unsubscribed_at: Date | null;
-}
+  app_name: Selectable<ApplicationsTable>['name'];
+};
 
 export interface SubscriptionListFilter {
   onlyUserId?: number;

@@ -1,5 +1,6 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { TrainingsTable } from '../../db/tables/jobs.js';
 import { escapeLike } from '../../db/escape-like.js';
 import type { InstantRange } from '../shared/date-range.js';
 import { TRAINING_STATUS } from './training-status.js';
@@ -19,32 +20,13 @@ const COLUMNS = [
   'created_at',
 ] as const;
 
-export interface TrainingRow {
-  id: number;
-  user_id: number;
-  app_name: string;
-  description: string;
-  status: number;
-  neurons: number;
-  inputs: number;
-  outputs: number;
-  layers_requested: number;
-  layers_created: number;
-  success_rate: number;
-  created_at: Date;
-}
+export type TrainingRow = Pick<Selectable<TrainingsTable>, (typeof COLUMNS)[number]>;
 
-/** The model figures a training reaches (PUT /trainings with update != 0). */
-export interface TrainingFigures {
-  app_name: string;
-  neurons: number;
-  inputs: number;
-  outputs: number;
-  layers_requested: number;
-  layers_created: number;
-  success_rate: number;
-  description?: string;
-}
+/** The model figures a training reaches, as columns (the service's TrainingFigures). */
+export type TrainingFigureColumns = Pick<
+  Selectable<TrainingsTable>,
+  'app_name' | 'neurons' | 'inputs' | 'outputs' | 'layers_requested' | 'layers_created' | 'success_rate'
+> & { description?: string };
 
 /** `ownerId` undefined means every user's rows (administrators). */
 export interface TrainingListFilter {
@@ -108,7 +90,7 @@ export function createTrainingsRepository(db: Kysely<Database>) {
       await db.updateTable('trainings').set({ description, updated_at: new Date() }).where('id', '=', id).execute();
     },
 
-    async updateFigures(id: number, figures: TrainingFigures): Promise<void> {
+    async updateFigures(id: number, figures: TrainingFigureColumns): Promise<void> {
       await db.updateTable('trainings').set({ ...figures, updated_at: new Date() }).where('id', '=', id).execute();
     },
 

@@ -6,9 +6,21 @@ import { isActive, JOB_STATUS_NAMES } from '../jobs/job-status.js';
 import type { JobsRepository } from '../jobs/jobs.repository.js';
 import type { JobStatus } from '../../db/tables/jobs.js';
 import { isTrainingStatus } from './training-status.js';
-import type { TrainingFigures, TrainingRow, TrainingsRepository } from './trainings.repository.js';
+import type { TrainingRow, TrainingsRepository } from './trainings.repository.js';
 
 export type { TrainingRow };
+
+/** The model figures a training reaches (PUT /trainings with update != 0). */
+export interface TrainingFigures {
+  appName: string;
+  neurons: number;
+  inputs: number;
+  outputs: number;
+  layersRequested: number;
+  layersCreated: number;
+  successRate: number;
+  description?: string;
+}
 
 /** Removes the user data (uploaded rows, outputs) of one job; the data area provides it. */
 export type DataCleaner = (jobId: number) => Promise<void>;
@@ -78,7 +90,16 @@ export function createTrainingsService(deps: { trainings: TrainingsRepository; j
 
     async updateFigures(caller: Caller, id: number, figures: TrainingFigures): Promise<void> {
       await visible(caller, id);
-      await trainings.updateFigures(id, figures);
+      await trainings.updateFigures(id, {
+        app_name: figures.appName,
+        neurons: figures.neurons,
+        inputs: figures.inputs,
+        outputs: figures.outputs,
+        layers_requested: figures.layersRequested,
+        layers_created: figures.layersCreated,
+        success_rate: figures.successRate,
+        ...(figures.description === undefined ? {} : { description: figures.description }),
+      });
     },
 
     async setStatus(caller: Caller, id: number, status: number): Promise<void> {
