@@ -929,6 +929,8 @@ describe('forecast tools in chat', () => {
     expect(await ok('POST', 'subscriptions', alice, { app: 'demand_plan' })).toEqual(expect.any(Number));
     const job = await finishedJob(alice, 'Alice demand model', ['777001', '777002'], 66.25, 'demand_plan');
     const kept = await finishedJob(alice, 'Alice kept model', ['5'], 50);
+    // A job of an application that no longer exists (app_name has no foreign key) counts as unsubscribed.
+    const orphan = await finishedJob(alice, 'Alice orphan model', ['6'], 40, 'retired_app');
     const usca = await newUsecase(alice, clientA, { Description: 'Demand desk', ModelTools: 1 });
     const ask = async () => {
       stub.requests.length = 0;
@@ -949,6 +951,7 @@ describe('forecast tools in chat', () => {
     const before = await ask();
     const [listed, read, predicted] = await lastTurns(alice, before.chatId);
     expect(listedIds(listed!.result)).toEqual(expect.arrayContaining([job, kept]));
+    expect(listedIds(listed!.result)).not.toContain(orphan);
     expect(read!.result).toMatchObject({ job_id: job, success_rate: 66.25, total_rows: 2 });
     expect(predicted!.result.error).toMatch(/^Training \d+ has no trained network yet$/);
     for (const figure of ['777001', 'Alice demand model', 'demand_plan', '66.25']) expect(before.sent).toContain(figure);

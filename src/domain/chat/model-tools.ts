@@ -79,8 +79,12 @@ export async function modelToolScope(deps: ModelToolsDeps, userId: number, clien
   const mayUse = (appName: string) => {
     let active = known.get(appName);
     if (!active) {
-      // A job's app_name has no foreign key: an application since removed counts as not subscribed.
-      active = deps.subscriptions.isActive(userId, appName).catch(() => false);
+      // A job's app_name has no foreign key: an application since removed (isActive's parameter error)
+      // counts as not subscribed; any other failure stays a failure of the tool.
+      active = deps.subscriptions.isActive(userId, appName).catch((error: unknown) => {
+        if (isAppError(error)) return false;
+        throw error;
+      });
       known.set(appName, active);
     }
     return active;
