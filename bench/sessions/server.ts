@@ -1,6 +1,9 @@
 /**
  * One benchmark target per process, so the load generator and the server do not share a core:
- *   app     - our service (GET /sessions.php with a real session)
+ *   app     - our service (GET /sessions.php with a real session); with a third argument N, the session's
+ *             user gets N jobs (GET /jobs.php, a list endpoint, for bench/contract)
+ *   app-json - the same, each reply written by JSON.stringify instead of the contract serialiser (the
+ *             serialiser switched off, as before issue 11's reply contract)
  *   static  - bare Fastify answering a static envelope (the framework's ceiling)
  *   lookup  - bare Fastify doing one indexed token-hash lookup with pg (the floor of any authenticated call)
  * Prints "READY <port> <session>" when listening.
@@ -18,7 +21,7 @@ import { systemClock } from '../../src/domain/ports.js';
 import { createMailer } from '../../src/mail/mailer.js';
 import { buildServices } from '../../src/services.js';
 
-const [mode, databaseUrl] = process.argv.slice(2) as ['app' | 'static' | 'lookup', string];
+const [mode, databaseUrl, jobCount] = process.argv.slice(2) as ['app' | 'app-json' | 'static' | 'lookup', string, string | undefined];
 
 async function main() {
   if (mode === 'static') {
@@ -59,9 +62,24 @@ async function main() {
   const email = `bench-${Date.now()}@example.com`;
   await services.users.register({ name: 'Bench', lastname: 'User', email, password: 'Bench-Passw0rd', phone: '' });
   const { token } = await services.sessions.login(email, 'Bench-Passw0rd');
+  if (jobCount) await seedJobs(database, email, Number(jobCount));
   const app = await buildApp({ config, services, logger });
+  if (mode === 'app-json') {
+    // A serialiser set on the reply takes precedence over the route's compiled one.
+    app.addHook('onRequest', async (_request, reply) => void reply.serializer(JSON.stringify).header('x-serializer', 'JSON.stringify'));
+  }
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   console.log(`READY ${new URL(address).port} ${token}`);
+}
+
+/** N trainings with one job each for the user, app names and statuses varied, as a front end's job list. */
+async function seedJobs(database: ReturnType<typeof openPostgres>, email: string, count: number) {
+  await database.pool!.query(
+    `with u as (select id from users where email = $1),
+     t as (insert into trainings (user_id, app_name) select u.id, 'forecast ' || g from u, generate_series(1, $2) g returning id, user_id, app_name)
+     insert into jobs (user_id, training_id, app_name, status, nets) select user_id, id, app_name, id % 6, '12-24-24-1' from t`,
+    [email, count],
+  );
 }
 
 main().catch((error: unknown) => {

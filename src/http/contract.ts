@@ -140,6 +140,31 @@ export function replyContract(data: z.ZodType, example?: unknown): ReplyContract
   };
 }
 
+/**
+ * The document of a reply that a client can also ask for as server-sent events (`Accept:
+ * text/event-stream`, written by src/http/sse.ts): the `text/event-stream` media type beside the JSON
+ * envelope. The stream is described as the list of its events, each `{event, data}`: the progress
+ * events named in `events`, then `done` with the success envelope (plus `extra` fields) or `error`
+ * with the error envelope, which ends it.
+ */
+export function eventStreamContract(spec: {
+  events: Record<string, z.ZodType>;
+  done: z.ZodType;
+  extra?: Record<string, z.ZodType>;
+  example: { event: string; data: unknown }[];
+}): Json {
+  const event = (name: string, data: z.ZodType) => z.strictObject({ event: z.literal(name), data });
+  const done = z.strictObject({ status: z.literal(0), data: spec.done, ...spec.extra });
+  const all = [...Object.entries(spec.events).map(([name, data]) => event(name, data)), event('done', done), event('error', errorEnvelope)];
+  const progress = Object.keys(spec.events).map((name) => `\`${name}\``).join(', ');
+  const schema = stripForDocument(toOpenApiSchema(z.array(z.union(all)))) as Json;
+  schema.description =
+    `Server-sent events, when the request has Accept: text/event-stream. Each item is one event on the wire: an \`event: <event>\` line, ` +
+    `a \`data: <data as JSON>\` line and a blank line. Zero or more ${progress} events, then \`done\` (the success envelope) or \`error\` ` +
+    '(the error envelope) ends the stream. A failure before the first event answers the JSON error envelope instead.';
+  return { schema, example: spec.example };
+}
+
 /** The area each resource belongs to: the document's groups (with the version), and where to look in src/api. */
 export const AREAS: Record<string, string> = {
   sessions: 'Accounts',
@@ -226,10 +251,12 @@ export function documentRoute({ schema, url, route }: { schema: FastifySchema; u
   const method = String(Array.isArray(route.method) ? route.method[0] : route.method);
   const auth = route.config?.auth ?? 'session';
   const name = resource.replace(/[-_](\w)/g, (_m, c: string) => c.toUpperCase());
+  const stream = route.config?.eventStream;
   return {
     url,
     schema: {
       ...schema,
+      ...(stream ? { response: withEventStream(schema.response as Record<string, Json>, stream) } : {}),
       tags: [`${AREAS[resource] ?? 'Other'} ${version.tag}`],
       operationId: `${version.op}_${method.toLowerCase()}${name.charAt(0).toUpperCase()}${name.slice(1)}`,
       ...(method === 'GET' ? {} : { consumes: consumesOf(method, resource, route.config?.upload ?? false) }),
@@ -237,6 +264,13 @@ export function documentRoute({ schema, url, route }: { schema: FastifySchema; u
       security: auth === 'public' ? [] : auth === 'optional' ? [{}, ...SESSION] : SESSION,
     },
   };
+}
+
+/** The 200 reply as two media types: the JSON envelope as every route documents it, and the event stream. */
+function withEventStream(response: Record<string, Json>, stream: Json): Record<string, Json> {
+  const { description, examples, ...envelope } = response['200']!;
+  const json = { schema: envelope, example: (examples as unknown[] | undefined)?.[0] };
+  return { ...response, 200: { description, content: { 'application/json': json, 'text/event-stream': stream } } };
 }
 
 /** The document's groups, in reading order: each area of each version. */

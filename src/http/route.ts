@@ -18,6 +18,8 @@ declare module 'fastify' {
     auth?: AuthScope;
     /** The handler reads the multipart stream itself (file uploads). */
     upload?: boolean;
+    /** The document of the route's server-sent-events reply (contract.ts eventStreamContract). */
+    eventStream?: Record<string, unknown>;
   }
   interface FastifyRequest {
     caller: Caller | null;
@@ -57,6 +59,8 @@ export interface RouteSpec<S extends z.ZodType, A extends AuthScope, R extends z
    */
   reply: R;
   example?: z.output<R>;
+  /** The reply can also be server-sent events (src/http/sse.ts): their document, from eventStreamContract. */
+  stream?: Record<string, unknown>;
   /** Per-IP limit (requests per minute) through @fastify/rate-limit, for login-like routes. */
   perMinute?: number;
   /** Answers the envelope's `data`; a thrown AppError becomes the error envelope. */
@@ -94,6 +98,7 @@ export function defineRoute<S extends z.ZodType, A extends AuthScope, R extends 
     config: {
       auth: spec.auth,
       upload: spec.upload ?? false,
+      ...(spec.stream ? { eventStream: spec.stream } : {}),
       ...(spec.perMinute ? { rateLimit: { max: spec.perMinute, timeWindow: 60_000 } } : {}),
     },
     schema: {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTokenCounter } from '../../src/llm/tokens.js';
 import { createTrainingPool } from '../../src/training/pool.js';
+import { eventStreamProblems } from '../support/contract.js';
 import { factories } from '../support/factories.js';
 import { CURRENT, OLDER, createTestContext, form, type TestContext, type TestUser } from '../support/helper.js';
 import { startStub, type StubMode } from '../support/openai-stub.js';
@@ -35,6 +36,9 @@ async function ok(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', resource: string,
   expect(envelope, `${method} ${resource} ${JSON.stringify(fields)}`).toMatchObject({ status: 0 });
   return envelope.data;
 }
+
+/** The app's OpenAPI document, which the event streams are checked against. */
+const documentOf = async () => (await ctx.app.inject({ method: 'GET', url: '/docs/json' })).json<Record<string, unknown>>();
 
 async function newUsecase(owner: TestUser, clientId: number, data: Record<string, unknown>, systemSentences: string[] = []) {
   const id = (await ok('POST', 'usecase', owner, { client_id: clientId, data: JSON.stringify(data) })) as number;
@@ -556,6 +560,7 @@ describe('POST /aichat', () => {
       expect(deltas.length).toBeGreaterThan(1);
       expect(deltas.map((d) => d.data.text).join('')).toBe('Streaming works fine.');
       expect(events.at(-1)).toEqual({ event: 'done', data: { status: 0, data: 'Streaming works fine.', usage: { prompt: 11, completion: 7, total: 18 } } });
+      expect(eventStreamProblems(await documentOf(), 'POST', `${CURRENT}/aichat.php`, res.body)).toBeUndefined();
       expect(stub.requests[0]!.body.stream).toBe(true);
 
       const legacy = await ok('POST', 'aichat', alice, { prompt: 'No stream' });
@@ -590,6 +595,7 @@ describe('POST /aichat', () => {
     const blocks = res.body.trim().split('\n\n');
     expect(blocks[0]).toBe('event: delta\ndata: {"text":"Half an"}');
     expect(blocks.at(-1)).toBe('event: error\ndata: {"status":1,"data":"Language-model provider error: the connection broke during the reply; try again"}');
+    expect(eventStreamProblems(await documentOf(), 'POST', `${CURRENT}/aichat.php`, res.body)).toBeUndefined();
   });
 
   it('exists only in the current version', async () => {

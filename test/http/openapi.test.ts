@@ -38,6 +38,18 @@ describe('the OpenAPI document (/docs/json)', () => {
     }
   });
 
+  it('documents the /aichat event stream beside its JSON reply: delta events, then done or error with the envelope', async () => {
+    const document = (await ctx.app.inject({ method: 'GET', url: '/docs/json' })).json<Json>();
+    const content = document.paths['/api/202203010900/aichat.php'].post.responses['200'].content;
+    expect(Object.keys(content)).toEqual(['application/json', 'text/event-stream']);
+    expect(content['application/json'].schema.oneOf).toHaveLength(2);
+    const events = content['text/event-stream'].schema.items.anyOf as Json[];
+    expect(events.map((e) => e.properties.event.enum)).toEqual([['delta'], ['done'], ['error']]);
+    expect(events[1]!.properties.data.properties).toMatchObject({ status: { enum: [0] }, data: { type: 'string' }, usage: { type: 'object' } });
+    expect(events[2]!.properties.data.properties).toMatchObject({ status: { enum: [1] }, data: { type: 'string' } });
+    expect(content['text/event-stream'].example.at(-1).event).toBe('done');
+  });
+
   it('documents the request types clients use: multipart uploads, urlencoded forms, JSON', async () => {
     const document = (await ctx.app.inject({ method: 'GET', url: '/docs/json' })).json<Json>();
     const upload = document.paths['/api/202203010900/data.php'].post.requestBody.content;

@@ -43,3 +43,25 @@ export function contractChecker(app: FastifyInstance) {
     },
   };
 }
+
+/**
+ * A server-sent-events reply checked against its operation's documented `text/event-stream` media
+ * type (hijacked replies skip the onSend hook, so streaming tests call this): answers the mismatches,
+ * or undefined when every event matches. Each event is `event: <name>` and `data: <JSON>`.
+ */
+export function eventStreamProblems(document: Json, method: string, path: string, body: string): string | undefined {
+  const schema = document.paths?.[path]?.[method.toLowerCase()]?.responses?.['200']?.content?.['text/event-stream']?.schema as Json | undefined;
+  if (!schema) return `${method} ${path}: no text/event-stream reply documented`;
+  const events = body
+    .trim()
+    .split('\n\n')
+    .map((block) => {
+      const event = /^event: (.*)$/m.exec(block)?.[1];
+      const data = /^data: (.*)$/m.exec(block)?.[1];
+      return { event, data: data === undefined ? undefined : JSON.parse(data) };
+    });
+  const validate = new Ajv({ strict: false, validateFormats: false }).compile(schema);
+  if (validate(events)) return undefined;
+  const problems = (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`);
+  return `${method} ${path}: the event stream does not match the document: ${problems.join('; ')}; stream: ${body.slice(0, 400)}`;
+}

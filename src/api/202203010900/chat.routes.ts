@@ -20,6 +20,7 @@ import {
   HandoffReport,
   LinkCount,
   PromptReply,
+  PromptStream,
   SentenceRecord,
   UsecaseRecord,
   chatRecord,
@@ -482,6 +483,7 @@ export function chatRoutes(app: FastifyInstance, services: Services) {
       tokens: p.flag().default(0),
     }),
     reply: PromptReply,
+    stream: PromptStream,
     async handler({ params, caller, request, reply }) {
       const prompt = parsePrompt(params.prompt);
       if (params.tokens === 1) return services.prompts.countTokens(prompt);

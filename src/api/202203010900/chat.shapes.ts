@@ -5,6 +5,7 @@ import type { ClientRow } from '../../domain/chat/clients.service.js';
 import type { SentenceRow, UsecaseSentenceRow } from '../../domain/chat/sentences.service.js';
 import type { UsecaseRow } from '../../domain/chat/usecases.service.js';
 import { formatNullableTimestamp, formatTimestamp } from '../shared/time.js';
+import { eventStreamContract } from '../../http/contract.js';
 
 /**
  * Chat-area records (spec 2): numbers as strings, legacy casing. Listings take `fields`, which picks
@@ -125,6 +126,18 @@ export const LinkCount = z.number().int().meta({ example: 2 });
 
 /** POST /aichat: the reply text, or with tokens=1 the prompt's token count (Accept: text/event-stream streams instead). */
 export const PromptReply = z.union([z.string(), z.number().int()]).meta({ example: 'Our store opens at 9:00.' });
+
+/** POST /aichat with Accept: text/event-stream: the reply text in `delta` pieces, then the whole text and the provider's usage. */
+export const PromptStream = eventStreamContract({
+  events: { delta: z.object({ text: z.string() }) },
+  done: z.string(),
+  extra: { usage: z.object({ prompt: z.number().int(), completion: z.number().int(), total: z.number().int() }) },
+  example: [
+    { event: 'delta', data: { text: 'Our store ' } },
+    { event: 'delta', data: { text: 'opens at 9:00.' } },
+    { event: 'done', data: { status: 0, data: 'Our store opens at 9:00.', usage: { prompt: 14, completion: 8, total: 22 } } },
+  ],
+});
 
 /** GET /handoffs (addition): hand-offs per use case, by reason and by event. */
 export const HandoffReport = z
