@@ -73,9 +73,10 @@ const PGLITE_START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers
 
 /**
  * Creates a new data directory in a short-lived child process. PGlite runs initdb in a second wasm
- * instance (plus the initdb module) whose ~430 MB stay referenced by the instance that asked for them
- * until it is closed, so a server that initialised its own directory idled at about twice the RSS of a
- * restart; a process that exits returns all of it.
+ * instance plus the initdb module, ~430 MB that become garbage some time after the open and go back
+ * only if V8 happens to run a major GC, which an idle server may not do for hours: a server that had
+ * initialised its own directory idled at 460-830 MB against ~400 after a restart. A process that exits
+ * returns all of it.
  */
 async function initDataDir(dataDir: string): Promise<void> {
   const pgliteUrl = import.meta.resolve('@electric-sql/pglite');
