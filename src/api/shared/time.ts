@@ -2,9 +2,37 @@ import { DateTime } from 'luxon';
 import { Errors } from '../../domain/errors.js';
 import { parseWallClock } from '../../domain/shared/wall-clock.js';
 
+/**
+ * One Intl formatter per zone (zones are validated IANA names, so the cache stays small): listings format
+ * two or three timestamps per row, and luxon's fromJSDate + toFormat cost several times more per call.
+ */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+const LEGACY_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
+
+function formatterFor(tz: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(tz);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat('sv-SE', {
+      timeZone: tz,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    });
+    formatters.set(tz, formatter);
+  }
+  return formatter;
+}
+
 /** Legacy timestamp text `YYYY-MM-DD HH:MM:SS` of an instant, in the caller's time zone. */
 export function formatTimestamp(instant: Date, tz: string): string {
-  return DateTime.fromJSDate(instant, { zone: tz }).toFormat('yyyy-MM-dd HH:mm:ss');
+  // Swedish conventions write exactly the legacy form, `2024-03-01 09:30:00`.
+  const text = formatterFor(tz).format(instant);
+  // Anything else (years outside 1000-9999, an ICU without that locale) takes luxon's exact rendering.
+  return LEGACY_TIMESTAMP.test(text) ? text : DateTime.fromJSDate(instant, { zone: tz }).toFormat('yyyy-MM-dd HH:mm:ss');
 }
 
 export const formatNullableTimestamp = (instant: Date | null, tz: string): string | null =>
