@@ -41,8 +41,8 @@ export const SAMPLE_EPOCH_BUDGET = 600_000;
 /** Epochs between deviatedTarget early-stop checks (each costs a forward pass over the fit rows). */
 export const CHECK_EVERY = 10;
 /** brain stops when training MSE (scaled units) <= errorThresh; tiny, so `epochs` is the real budget. */
-const ERROR_THRESH = 1e-9;
-const MOMENTUM = 0.1;
+export const ERROR_THRESH = 1e-9;
+export const MOMENTUM = 0.1;
 
 
 

@@ -30,13 +30,11 @@
  */
 import brain from 'brain.js';
 import { ACTIVATION } from '../encoder.js';
-import { hiddenLayerWidth, MAX_HIDDEN_LAYERS } from '../legacy.js';
+import { ERROR_THRESH, hiddenLayerWidth, MAX_HIDDEN_LAYERS, MOMENTUM, SAMPLE_EPOCH_BUDGET } from '../legacy.js';
 import { loadNetwork, type NetworkLike } from '../predict.js';
 import { mulberry32, shuffleInPlace, withSeededRandom } from '../prng.js';
 import type { FamilyParams, FitContext, FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
 
-/** Row presentations (rows x epochs) per fit, over every seed and both phases. */
-export const SAMPLE_EPOCH_BUDGET = 600_000;
 export const MIN_EPOCHS = 5;
 export const VALIDATION_SHARE = 0.15;
 export const MIN_VALIDATION = 8;
@@ -44,8 +42,6 @@ export const MIN_VALIDATION = 8;
 export const MAX_CHECK_ROWS = 1000;
 /** Validation checks without improvement before training stops. */
 export const PATIENCE = 8;
-const MOMENTUM = 0.1;
-const ERROR_THRESH = 1e-9;
 const TARGET_HIGH = 0.8;
 const TARGET_RANGE = 0.9;
 /** The share of the validation MSE an improvement must beat. */

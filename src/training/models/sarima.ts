@@ -78,14 +78,8 @@ export interface SarimaState {
 // ---------------------------------------------------------------------------------------------------------
 // The WASM module, instantiated once per thread with its output captured.
 
-interface ArimaOptions {
-  p: number;
-  d: number;
-  q: number;
-  P: number;
-  D: number;
-  Q: number;
-  s: number;
+/** The package's options: the orders (the drift is our exogenous regressor, not an option) and the fit method. */
+interface ArimaOptions extends Omit<SarimaOrders, 'drift'> {
   method?: number;
   optimizer?: number;
   verbose?: boolean;
@@ -141,9 +135,10 @@ interface FitOutcome {
 function fitOnce(series: number[], o: SarimaOrders): FitOutcome {
   const rt = arimaRuntime();
   rt.drain();
-  const model = new rt.ARIMA({ p: o.p, d: o.d, q: o.q, P: o.P, D: o.D, Q: o.Q, s: o.s, method: 0, optimizer: 6, verbose: true });
+  const { drift, ...orders } = o;
+  const model = new rt.ARIMA({ ...orders, method: 0, optimizer: 6, verbose: true });
   try {
-    if (o.drift) model.train(series, series.map((_, i) => i));
+    if (drift) model.train(series, series.map((_, i) => i));
     else model.train(series);
   } catch (error) {
     model.destroy();
@@ -186,13 +181,11 @@ function noiseOnlyForecast(series: number[], o: SarimaOrders, steps: number): nu
   for (let k = 0; k < o.d; k++) times([1, -1]);
   if (o.s > 0) for (let k = 0; k < o.D; k++) times([1, ...new Array<number>(o.s - 1).fill(0), -1]);
   const order = poly.length - 1;
+  let differenced = series;
+  for (let k = 0; k < o.d; k++) differenced = diff(differenced, 1);
+  if (o.s > 0) for (let k = 0; k < o.D; k++) differenced = diff(differenced, o.s);
+  const c = (o.drift || order === 0) && differenced.length > 0 ? mean(differenced) : 0;
   const values = [...series];
-  const at = (t: number) => poly.reduce((sum, a, j) => sum + a * values[t - j]!, 0);
-  let c = 0;
-  if (o.drift || order === 0) {
-    for (let t = order; t < series.length; t++) c += at(t);
-    c /= Math.max(1, series.length - order);
-  }
   for (let k = 0; k < steps; k++) {
     const t = values.length;
     let next = c;
