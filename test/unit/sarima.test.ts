@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { FitContext, FitRows, SeriesInfo } from '../../src/training/models/model.js';
-import { chooseDifferencing, kpss, sarimaFamily, seasonalStrength, toGrid, type SarimaState } from '../../src/training/models/sarima.js';
+import { SETS } from '../../bench/forecast/datasets.js';
+import {
+  chooseDifferencing,
+  coefficientsOf,
+  fitOnce,
+  kpss,
+  minRootModulus,
+  sarimaFamily,
+  seasonalStrength,
+  toGrid,
+  type SarimaState,
+} from '../../src/training/models/sarima.js';
 import { mulberry32 } from '../../src/training/prng.js';
 
 const PATTERN = [5, 3, 0, -2, -4, -6, -3, 0, 2, 4, 6, 8];
@@ -180,5 +191,43 @@ describe('sarima helpers', () => {
     expect(seasonalStrength(noise, 12)).toBeLessThan(0.64);
     expect(chooseDifferencing(seasonal, 12)).toEqual({ d: 0, D: 1, s: 12 });
     expect(chooseDifferencing(randomWalk, 12)).toMatchObject({ d: 1, D: 0 });
+  });
+});
+
+describe('sarima root guard (auto.arima: no root within 1.01 of the unit circle)', () => {
+  it('reads the coefficients of the package summary and finds the smallest root', () => {
+    const c = coefficientsOf(['AR1              0.280481            -nan', 'AR2              0.721636            -nan', 'MA1   -0.388683  0.07', 'SMA1  0.943071  0.0002', 'EXOG  86.5  104.2']);
+    expect(c).toEqual({ AR: [0.280481, 0.721636], MA: [-0.388683], SAR: [], SMA: [0.943071] });
+    // 1 - 0.5z: root 2. 1 - 0.28z - 0.72z^2 has the root 1/1.0021: a unit root.
+    expect(minRootModulus({ AR: [0.5], MA: [], SAR: [], SMA: [] }, 12)).toBeCloseTo(2, 9);
+    expect(minRootModulus({ AR: [0.280481, 0.721636], MA: [], SAR: [], SMA: [] }, 12)).toBeLessThan(1.001);
+    // Seasonal: 1 - 0.943 z^12 has roots of modulus 0.943^(-1/12) = 1.0049; 0.5 -> 1.059.
+    expect(minRootModulus({ AR: [], MA: [], SAR: [], SMA: [0.943071] }, 12)).toBeCloseTo(0.943071 ** (-1 / 12), 9);
+    expect(minRootModulus({ AR: [], MA: [], SAR: [0.5], SMA: [] }, 12)).toBeCloseTo(0.5 ** (-1 / 12), 9);
+    // Complex roots: 1 - z + 0.5 z^2 has roots 1 +- i, modulus sqrt(2).
+    expect(minRootModulus({ AR: [1, -0.5], MA: [], SAR: [], SMA: [] }, 1)).toBeCloseTo(Math.SQRT2, 9);
+    expect(minRootModulus({ AR: [Number.NaN], MA: [], SAR: [], SMA: [] }, 1)).toBe(1);
+    expect(minRootModulus({ AR: [], MA: [], SAR: [], SMA: [] }, 12)).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('refuses the fit whose forecast runs away on US nonfarm employment, keeps a sound one', () => {
+    // Real data (vega-datasets): this (2,1,2)(0,1,1)12 fit has AR1 + AR2 = 1.002 and forecasts +45,000 jobs
+    // in a year that brought +2,700. Its seasonal twins with D = 1 end on SMA1 = 1 (a seasonally adjusted
+    // series differenced once too often); (2,1,0) with drift, the engine's choice, is sound (MAE 79).
+    const set = SETS.employment!();
+    const known = set.y.slice(0, set.y.length - set.hidden.length) as number[];
+    const orders = { p: 2, d: 1, q: 2, P: 0, D: 1, Q: 1, s: 12, drift: false };
+    const runaway = fitOnce(known, orders);
+    const sound = fitOnce(known, { p: 2, d: 1, q: 0, P: 0, D: 0, Q: 0, s: 12, drift: true });
+    try {
+      expect(Number.isFinite(runaway.aic)).toBe(true);
+      expect(runaway.roots).toBeLessThan(1.01);
+      expect(runaway.ok).toBe(false);
+      expect(sound.roots).toBeGreaterThan(1.01);
+      expect(sound.ok).toBe(true);
+    } finally {
+      runaway.model.destroy();
+      sound.model.destroy();
+    }
   });
 });

@@ -34,6 +34,7 @@
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { EigenvalueDecomposition, Matrix } from 'ml-matrix';
 import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
 
 /** Largest season modelled with seasonal terms; longer ones (e.g. 365) make the state space huge. */
@@ -48,6 +49,12 @@ const MAX_P = 2;
 const MAX_Q = 2;
 const MAX_SP = 1;
 const MAX_SQ = 1;
+/**
+ * auto.arima's guard: a fit whose AR or MA polynomial has a root within this modulus of the unit circle is
+ * not a candidate. Such a fit is a unit root the differencing did not take out (its forecasts run away, e.g.
+ * AR1 + AR2 = 1.002 on US employment: +45,000 in a year) or an MA term that cannot be inverted.
+ */
+const MIN_ROOT_MODULUS = 1.01;
 
 export interface SarimaOrders {
   p: number;
@@ -125,14 +132,16 @@ function arimaRuntime(): ArimaRuntime {
   return runtime;
 }
 
-interface FitOutcome {
+export interface FitOutcome {
   model: ArimaInstance;
   aic: number;
   ok: boolean;
   message: string;
+  /** Smallest root modulus of the fitted AR/MA polynomials (minRootModulus). */
+  roots: number;
 }
 
-function fitOnce(series: number[], o: SarimaOrders): FitOutcome {
+export function fitOnce(series: number[], o: SarimaOrders): FitOutcome {
   const rt = arimaRuntime();
   rt.drain();
   const { drift, ...orders } = o;
@@ -150,9 +159,54 @@ function fitOnce(series: number[], o: SarimaOrders): FitOutcome {
   const aic = aicLine ? Number(aicLine.split(':')[1]) : Number.NaN;
   const exit = out.find((l) => l.includes('Exit Message')) ?? '';
   const message = exit.split(':').slice(1).join(':').trim();
-  // ctsa flags non-stationary / non-invertible fits and input errors in its exit message.
-  const ok = Number.isFinite(aic) && !/nonstationary|error|fail/i.test(message);
-  return { model, aic, ok, message };
+  // ctsa flags non-stationary / non-invertible fits and input errors in its exit message, but not roots
+  // next to the unit circle: those are checked on the coefficients of its summary.
+  const roots = minRootModulus(coefficientsOf(out), o.s);
+  const ok = Number.isFinite(aic) && !/nonstationary|error|fail/i.test(message) && roots >= MIN_ROOT_MODULUS;
+  return { model, aic, ok, message, roots };
+}
+
+type Coefficients = Record<'AR' | 'MA' | 'SAR' | 'SMA', number[]>;
+
+/** The AR/MA coefficients of the package's verbose summary ("AR1   0.28   0.07"), in lag order. */
+export function coefficientsOf(lines: string[]): Coefficients {
+  const out: Coefficients = { AR: [], MA: [], SAR: [], SMA: [] };
+  for (const line of lines) {
+    const match = /^\s*(AR|MA|SAR|SMA)(\d+)\s+(\S+)/.exec(line);
+    if (match) out[match[1] as keyof Coefficients][Number(match[2]) - 1] = Number(match[3]);
+  }
+  return out;
+}
+
+/**
+ * Smallest modulus of the roots of the model's polynomials, each 1 - c1 z^l - ... - ck z^(kl) (the package
+ * writes both AR and MA terms with a minus, Box-Jenkins style; a fitted MA(1) of e_t + 0.6 e_t-1 reads
+ * MA1 = -0.6). The roots in w = z^l are the reciprocals of the companion matrix's eigenvalues, and |z| =
+ * |w|^(1/l). NaN coefficients (a failed fit) count as a root on the circle.
+ */
+export function minRootModulus(c: Coefficients, season: number): number {
+  let min = Number.POSITIVE_INFINITY;
+  const check = (coefs: number[], lag: number) => {
+    const k = coefs.length;
+    if (k === 0) return;
+    if (coefs.some((v) => !Number.isFinite(v))) {
+      min = Math.min(min, 1);
+      return;
+    }
+    const companion = Matrix.zeros(k, k);
+    coefs.forEach((v, i) => companion.set(0, i, v));
+    for (let i = 1; i < k; i++) companion.set(i, i - 1, 1);
+    const eig = new EigenvalueDecomposition(companion);
+    eig.realEigenvalues.forEach((re, i) => {
+      const modulus = Math.hypot(re, eig.imaginaryEigenvalues[i]!);
+      min = Math.min(min, modulus > 0 ? (1 / modulus) ** (1 / lag) : Number.POSITIVE_INFINITY);
+    });
+  };
+  check(c.AR, 1);
+  check(c.MA, 1);
+  check(c.SAR, Math.max(1, season));
+  check(c.SMA, Math.max(1, season));
+  return min;
 }
 
 const noiseOnly = (o: SarimaOrders) => o.p + o.q + o.P + o.Q === 0;
