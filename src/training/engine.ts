@@ -58,6 +58,14 @@ function seedOf(input: TrainingInput): number {
   return hash.digest().readUInt32LE(0);
 }
 
+/**
+ * The seed of one fit: of the run's seed and what the fit is (output, family, rows, final refit), never of
+ * which other families ran before it, so adding or removing a family changes no other family's forecast.
+ */
+function fitSeed(seed: number, column: string, family: string, fitRows: number, final: boolean): number {
+  return createHash('sha256').update(JSON.stringify([seed, column, family, fitRows, final])).digest().readUInt32LE(0);
+}
+
 interface Placement {
   series: SeriesState;
   info: SeriesInfo;
@@ -179,12 +187,12 @@ function forecast(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, 
   );
   const progress = new ProgressReporter(total, hooks);
   let done = 0;
-  const context = (family: ModelFamily, fitRows: number, final = false) => {
+  const context = (column: string, family: ModelFamily, fitRows: number, final = false) => {
     const cost = family.cost(info, fitRows, final);
     const base = done;
     done += cost;
     return {
-      seed: (seed ^ Math.imul(done * 1000 + fitRows, 0x9e3779b1)) >>> 0,
+      seed: fitSeed(seed, column, family.name, fitRows, final),
       params: familyParamsResolved,
       featureNames: names,
       final,
@@ -196,7 +204,7 @@ function forecast(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, 
     const cells = readers.map((read) => read(col.name) ?? '');
     const target = col.kind === 'numeric' ? cells.map((c) => parseNumber(c) as number) : cells.map((c) => c.trim());
     const data: FitRows = { time: knownTimes, features, target: target };
-    const scored = scoreFamilies(families, data, backtest, info, context);
+    const scored = scoreFamilies(families, data, backtest, info, (family, fitRows) => context(col.name, family, fitRows));
     const winner = chooseWinner(scored, backtest, data, col.kind);
     const decimals = col.kind === 'numeric' ? cells.reduce((m, c) => Math.max(m, countDecimals(c)), 0) : 0;
     return { column: col.name, kind: col.kind, decimals, data, scored, winner };
@@ -208,7 +216,7 @@ function forecast(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, 
     kind: run.kind,
     decimals: run.decimals,
     members: run.winner.members.map(({ family, weight }) => {
-      const fitted = family.fit(run.data, { info, ...context(family, n, true) });
+      const fitted = family.fit(run.data, { info, ...context(run.column, family, n, true) });
       // The report describes the stored model, not the last backtest fit.
       if (run.winner.members.length === 1) run.winner.description = fitted.describe();
       return { family: family.name, weight, state: fitted.state };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { trainModel } from '../../src/training/engine.js';
+import { familiesFor } from '../../src/training/models/candidates.js';
 import { predict, predictWithIntervals } from '../../src/training/predict.js';
 import { mulberry32 } from '../../src/training/prng.js';
 import type { ColumnSpec, TrainingProgress, TrainingResult } from '../../src/training/types.js';
@@ -97,6 +98,23 @@ describe('forecasting engine: reproducible, explained, with intervals', () => {
     const again = trainModel({ ...s, params: {} });
     expect(again.forecasts).toEqual(result.forecasts);
     expect(again.model).toEqual(result.model);
+  });
+
+  it("seeds each family's fits by what they are, not by the families that ran before them", () => {
+    // Each fit's seed once came from the work done before it: taking a family out of the registry re-seeded
+    // the network and changed its backtest score, so no family could be judged on its own.
+    const registry = familiesFor('numeric');
+    const all = [...registry];
+    const networkScore = (r: TrainingResult) => r.selection?.outputs[0]?.candidates.find((c) => c.name === 'network');
+    try {
+      registry.splice(registry.findIndex((f) => f.name === 'sarima'), 1);
+      const without = trainModel({ ...s, params: {} });
+      expect(without.selection?.outputs[0]?.candidates.some((c) => c.name === 'sarima')).toBe(false);
+      expect(networkScore(without)?.error).toBeGreaterThan(0);
+      expect(networkScore(without)).toEqual(networkScore(result));
+    } finally {
+      registry.splice(0, registry.length, ...all);
+    }
   });
 
   it('stores a model that predicts the same forecasts and intervals after a JSON round trip', () => {
