@@ -67,6 +67,26 @@ describe('forecasting engine: model families on series with a known answer', () 
     expect(out?.error).toBeGreaterThan((out?.baseline.error as number) * 0.9);
   });
 
+  it('forecasts a skewed target without signal by its median, the constant with the least absolute error', () => {
+    // Delay-like values: mostly small, a long tail of large ones; the input carries no information.
+    const random = mulberry32(5);
+    const values = Array.from({ length: 300 }, () => Math.round((-Math.log(1 - random())) ** 2 * 10));
+    const rows = values.map((v, i) => [String(Math.floor(random() * 100)), i % 5 === 4 ? '' : String(v)]);
+    const columns: ColumnSpec[] = [
+      { name: 'x', role: 'input', kind: 'numeric' },
+      { name: 'y', role: 'output', kind: 'numeric' },
+    ];
+    const r = trainModel({ header: ['x', 'y'], columns, rows, params: {} });
+    const known = values.filter((_, i) => i % 5 !== 4).sort((a, b) => a - b);
+    const median = (known[known.length / 2 - 1]! + known[known.length / 2]!) / 2;
+    const mean = known.reduce((a, b) => a + b, 0) / known.length;
+    expect(mean).toBeGreaterThan(median + 5);
+    expect(r.selection?.outputs[0]?.chosen).toBe('median');
+    expect(new Set(forecastOf(r))).toEqual(new Set([median]));
+    const hidden = values.filter((_, i) => i % 5 === 4);
+    expect(mae(forecastOf(r), hidden)).toBeLessThan(mae(hidden.map(() => mean), hidden));
+  });
+
   it('forecasts a categorical output, never worse than the majority class', () => {
     const random = mulberry32(4);
     const rows = Array.from({ length: 120 }, (_, i) => {

@@ -91,7 +91,7 @@ export interface FittedModel<State = unknown> {
 }
 
 export interface ModelFamily<State = unknown> {
-  /** Stable identifier stored with the model: 'naive', 'seasonal_naive', 'drift', 'seasonal_drift', 'mean', 'season_mean', 'linear', 'sarima', 'network', 'logistic', 'majority'. */
+  /** Stable identifier stored with the model: 'naive', 'seasonal_naive', 'drift', 'seasonal_drift', 'mean', 'median', 'season_mean', 'linear', 'sarima', 'network', 'logistic', 'majority'. */
   readonly name: string;
   readonly kind: OutputKind;
   /** Whether the family can be fitted on `rows` fit rows of this data (e.g. SARIMA needs a time axis and two seasons). */
