@@ -5,6 +5,7 @@ const all: Record<string, () => Promise<unknown>> = {
   load: async () => (await import('./load/run.js')).benchLoad(),
   replies: async () => (await import('./replies/run.js')).benchReplies(),
   forecast: async () => (await import('./forecast/run.js')).benchForecast(),
+  corpus: async () => (await import('./forecast/corpus.js')).benchCorpus(),
   contract: async () => (await import('./contract/run.js')).benchContract(),
   footprint: async () => (await import('./footprint/run.js')).benchFootprint(),
 };

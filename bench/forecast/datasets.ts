@@ -62,7 +62,7 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 
 const isoParts = (iso: string) => iso.slice(0, 10).split('-').map(Number) as [number, number, number];
 
-interface Spec {
+export interface Spec {
   id: string;
   label: string;
   task: 'regression' | 'classification';
@@ -76,7 +76,7 @@ interface Spec {
   hide: (index: number, count: number) => boolean;
 }
 
-function build(spec: Spec): ForecastSet {
+export function build(spec: Spec): ForecastSet {
   const { records, time } = spec;
   const parts = time ? (time.frequency === 'daily' ? ['year', 'month', 'day'] : time.frequency === 'monthly' ? ['year', 'month'] : ['year']) : [];
   const inputs = [...spec.numeric, ...spec.categorical];
@@ -268,4 +268,91 @@ export const SETS: Record<string, () => ForecastSet> = {
 export function toCsv(set: ForecastSet): string {
   const cell = (v: string) => (/[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
   return `${[set.header, ...set.rows].map((r) => r.map(cell).join(',')).join('\n')}\n`;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The corpus (bench/forecast/corpus.ts): every other univariate series of the same package, none of them a
+// target above, so that a change to the engine is judged on data it was not designed on. Each series'
+// last periods are left empty, as above.
+
+/** One univariate series of `records`: the engine sees the date parts and the value, nothing else. */
+function univariate(id: string, label: string, frequency: Frequency, records: { date: string; value: number }[], horizon: number): ForecastSet {
+  return build({
+    id,
+    label,
+    task: 'regression',
+    target: 'value',
+    numeric: [],
+    categorical: [],
+    records,
+    time: { frequency, date: (r) => String(r.date), season: frequency === 'monthly' ? 12 : 1 },
+    hide: lastN(horizon),
+  });
+}
+
+const slug = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
+
+/** US employment by sector, monthly 2006-2015: every column but nonfarm (a set above) and its change. */
+function employmentSectors(): ForecastSet[] {
+  const records = readCsv('us-employment.csv');
+  return Object.keys(records[0]!)
+    .filter((c) => !['month', 'nonfarm', 'nonfarm_change'].includes(c))
+    .map((c) => univariate(`employment.${c}`, `US employment, ${c}`, 'monthly', records.map((r) => ({ date: r.month!, value: Number(r[c]) })), 12));
+}
+
+/** Unemployed persons by industry, monthly 2000-2010 (14 series). */
+function unemploymentByIndustry(): ForecastSet[] {
+  const records = readJson('unemployment-across-industries.json') as { series: string; date: string; count: number }[];
+  return [...new Set(records.map((r) => r.series))].map((name) =>
+    univariate(
+      `unemployment.${slug(name)}`,
+      `Unemployed, ${name}`,
+      'monthly',
+      records.filter((r) => r.series === name).map((r) => ({ date: r.date.slice(0, 10), value: r.count })),
+      12,
+    ),
+  );
+}
+
+/** Monthly closing prices of five stocks, 2000-2010 (GOOG from 2004). */
+function stocks(): ForecastSet[] {
+  const records = readCsv('stocks.csv');
+  return [...new Set(records.map((r) => r.symbol!))].map((symbol) =>
+    univariate(
+      `stocks.${symbol.toLowerCase()}`,
+      `Stock price, ${symbol}`,
+      'monthly',
+      records
+        .filter((r) => r.symbol === symbol)
+        .map((r) => {
+          const [mon, , year] = r.date!.split(' ');
+          return { date: `${year}-${String(MONTHS.indexOf(mon!) + 1).padStart(2, '0')}-01`, value: Number(r.price) };
+        }),
+      12,
+    ),
+  );
+}
+
+/** Deaths from natural disasters, annual since 1900, with missing years: the four longest records. */
+function disasters(): ForecastSet[] {
+  const records = readCsv('disasters.csv');
+  return ['All natural disasters', 'Earthquake', 'Extreme weather', 'Flood'].map((entity) =>
+    univariate(
+      `disasters.${slug(entity)}`,
+      `Disaster deaths, ${entity}`,
+      'annual',
+      records.filter((r) => r.Entity === entity).map((r) => ({ date: `${r.Year}-01-01`, value: Number(r.Deaths) })),
+      10,
+    ),
+  );
+}
+
+/** Playfair's wheat price, every 5 years 1565-1820. */
+function wheat(): ForecastSet[] {
+  const records = (readJson('wheat.json') as { year: string; wheat: number | null }[]).filter((r) => r.wheat !== null && r.wheat !== undefined);
+  return [univariate('wheat.price', 'Wheat price, every 5 years', 'annual', records.map((r) => ({ date: `${r.year}-01-01`, value: r.wheat as number })), 5)];
+}
+
+export function corpusSets(): ForecastSet[] {
+  return [...employmentSectors(), ...unemploymentByIndustry(), ...stocks(), ...disasters(), ...wheat()];
 }

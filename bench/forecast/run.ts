@@ -86,7 +86,7 @@ interface Selection {
 }
 
 /** Upload -> status 3 -> forecast, through the API only. */
-async function forecastThroughService(service: BenchService, set: ForecastSet): Promise<Ours> {
+export async function forecastThroughService(service: BenchService, set: ForecastSet): Promise<Ours> {
   const created = await call<{ job_id: number | string }>(service, 'POST', '/jobs.php', { app_name: 'forecast', newTraining: 1 });
   const jobId = Number(created.job_id);
   if (FAMILY) {
@@ -128,10 +128,11 @@ async function forecastThroughService(service: BenchService, set: ForecastSet): 
 // ---------------------------------------------------------------------------------------------------------
 // Peers
 
-type PeerResult = Record<string, Record<string, { pred?: Predictions; seconds?: number; error?: string }>>;
+export type PeerResult = Record<string, Record<string, { pred?: Predictions; seconds?: number; error?: string }>>;
 
-async function runPeers(sets: ForecastSet[]): Promise<PeerResult> {
-  const file = join(OUT, 'forecast-sets.json');
+/** Runs peers.py on `sets`; `name` names its files in bench/.out (<name>-sets.json, <name>-peers.json). */
+export async function runPeers(sets: ForecastSet[], name = 'forecast'): Promise<PeerResult> {
+  const file = join(OUT, `${name}-sets.json`);
   // What python sees: the rows to forecast WITHOUT their values.
   const hiddenY = (s: ForecastSet) => {
     const hidden = new Set(s.hidden);
@@ -141,11 +142,11 @@ async function runPeers(sets: ForecastSet[]): Promise<PeerResult> {
     sets.map((s) => ({ id: s.id, task: s.task, numeric: s.numeric, categorical: s.categorical, time: s.time, hidden: s.hidden, y: hiddenY(s), inputs: s.inputs })),
   );
   const key = createHash('sha256').update(input).update(readFileSync(join(here, 'peers.py'))).digest('hex');
-  const cache = join(OUT, 'forecast-peers.json');
+  const cache = join(OUT, `${name}-peers.json`);
   if (PEERS === 'cached' && existsSync(cache)) {
     const cached = JSON.parse(readFileSync(cache, 'utf8')) as { key: string; result: PeerResult };
     if (cached.key === key) {
-      console.log('peers: reused from bench/.out/forecast-peers.json (same sets, same peers.py)');
+      console.log(`peers: reused from bench/.out/${name}-peers.json (same sets, same peers.py)`);
       return cached.result;
     }
   }
