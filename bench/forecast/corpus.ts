@@ -26,12 +26,10 @@ import { startService, stopService } from '../service.js';
 import { freshDatabase } from '../support.js';
 import { corpusSets, type ForecastSet } from './datasets.js';
 import { naiveForecasts, score } from './naive.js';
-import { forecastThroughService, runPeers } from './run.js';
+import { forecastThroughService, LIBRARY_MODELS, PEERS, runPeers } from './run.js';
 
 const OUT = join(dirname(fileURLToPath(import.meta.url)), '..', '.out');
-const PEERS = process.env.BENCH_FORECAST_PEERS ?? '1';
 const ONLY = process.env.BENCH_CORPUS_ONLY ? new RegExp(process.env.BENCH_CORPUS_ONLY) : null;
-const LIBRARY = ['linear', 'mlp', 'gbr', 'holt_winters', 'sarima'] as const;
 
 interface SeriesResult {
   set: ForecastSet;
@@ -39,7 +37,7 @@ interface SeriesResult {
   model: string;
   wallMs: number;
   naive: Record<string, number>;
-  library: Partial<Record<(typeof LIBRARY)[number], number>>;
+  library: Partial<Record<(typeof LIBRARY_MODELS)[number], number>>;
 }
 
 const geometricMean = (xs: number[]) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
@@ -69,7 +67,7 @@ export async function benchCorpus() {
   if (PEERS !== '0') {
     const peers = await runPeers(sets, 'corpus');
     for (const r of results)
-      for (const [name, p] of Object.entries(peers[r.set.id] ?? {})) if (p.pred) r.library[name as (typeof LIBRARY)[number]] = score(r.set, p.pred, true);
+      for (const [name, p] of Object.entries(peers[r.set.id] ?? {})) if (p.pred) r.library[name as (typeof LIBRARY_MODELS)[number]] = score(r.set, p.pred, true);
   }
   const markdown = [perSeriesTable(results), '', summaryTable(results)].join('\n');
   writeFileSync(join(OUT, 'corpus.md'), `${markdown}\n`);

@@ -48,12 +48,12 @@ const LARGE = process.env.BENCH_FORECAST_LARGE !== '0';
 /** App record ModelFamily of every job (BENCH_FORECAST_FAMILY, e.g. `network` for the legacy engine); unset: no App record (auto). */
 const FAMILY = process.env.BENCH_FORECAST_FAMILY ?? '';
 /** '0' skips the peers, 'cached' reuses the last run's when the sets and peers.py are unchanged. */
-const PEERS = process.env.BENCH_FORECAST_PEERS ?? '1';
+export const PEERS = process.env.BENCH_FORECAST_PEERS ?? '1';
 const ONLY = process.env.BENCH_FORECAST_SETS?.split(',').filter(Boolean);
 const JOB_TIMEOUT_MS = Number(process.env.BENCH_FORECAST_TIMEOUT_MS ?? 900_000);
 /** Budgets (issue 10): the daily set of ~1,500 rows and the 100,000-row set, upload answered -> status 3. */
 const BUDGET_MS: Record<string, number> = { seattle: 30_000, flights100k: 300_000 };
-const LIBRARY_MODELS = ['linear', 'mlp', 'gbr', 'holt_winters', 'sarima'] as const;
+export const LIBRARY_MODELS = ['linear', 'mlp', 'gbr', 'holt_winters', 'sarima'] as const;
 const LIBRARY_LABEL: Record<(typeof LIBRARY_MODELS)[number], string> = {
   linear: 'sklearn linear',
   mlp: 'sklearn MLP',
