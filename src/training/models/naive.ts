@@ -21,7 +21,8 @@ interface NaiveState {
   last: number;
   slope: number;
   mean: number;
-  median: number;
+  /** Only the median family's fit sorts the values for it; null in the other families' states. */
+  median: number | null;
   season: number;
   /** Latest value and its time per season slot, and the slot means (length = season). */
   slotValues: number[];
@@ -31,7 +32,7 @@ interface NaiveState {
 
 const slotOf = (t: number, s: number) => ((Math.round(t) % s) + s) % s;
 
-function summarise(rows: FitRows, season: number): NaiveState {
+function summarise(rows: FitRows, season: number, withMedian: boolean): NaiveState {
   const y = rows.target as number[];
   const t = rows.time;
   const n = y.length;
@@ -52,9 +53,14 @@ function summarise(rows: FitRows, season: number): NaiveState {
     counts[k] = (counts[k] as number) + 1;
   }
   const slotMeans = sums.map((sum, k) => ((counts[k] as number) > 0 ? sum / (counts[k] as number) : mean));
-  const sorted = Float64Array.from(y).sort();
-  const median = n % 2 === 1 ? (sorted[(n - 1) / 2] as number) : ((sorted[n / 2 - 1] as number) + (sorted[n / 2] as number)) / 2;
+  const median = withMedian ? medianOf(y) : null;
   return { lastTime, last, slope, mean, median, season, slotValues, slotTimes, slotMeans };
+}
+
+function medianOf(y: number[]): number {
+  const sorted = Float64Array.from(y).sort();
+  const n = sorted.length;
+  return n % 2 === 1 ? (sorted[(n - 1) / 2] as number) : ((sorted[n / 2 - 1] as number) + (sorted[n / 2] as number)) / 2;
 }
 
 const FORMULAS: Record<NaiveName, (s: NaiveState, t: number) => number> = {
@@ -66,7 +72,7 @@ const FORMULAS: Record<NaiveName, (s: NaiveState, t: number) => number> = {
     return (s.slotValues[k] as number) + s.slope * (t - (s.slotTimes[k] as number));
   },
   mean: (s) => s.mean,
-  median: (s) => s.median,
+  median: (s) => s.median as number,
   season_mean: (s, t) => s.slotMeans[slotOf(t, s.season)] as number,
 };
 
@@ -91,7 +97,7 @@ function naiveFamily(name: NaiveName, applies: (info: SeriesInfo, rows: number) 
     kind: 'numeric',
     applies,
     cost: () => 1,
-    fit: (rows, ctx) => revive(summarise(rows, name === 'mean' || name === 'median' ? 1 : Math.max(1, ctx.info.season))),
+    fit: (rows, ctx) => revive(summarise(rows, name === 'mean' || name === 'median' ? 1 : Math.max(1, ctx.info.season), name === 'median')),
     revive,
   };
 }
