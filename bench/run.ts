@@ -6,6 +6,7 @@ const all: Record<string, () => Promise<unknown>> = {
   replies: async () => (await import('./replies/run.js')).benchReplies(),
   forecast: async () => (await import('./forecast/run.js')).benchForecast(),
   corpus: async () => (await import('./forecast/corpus.js')).benchCorpus(),
+  ablation: async () => (await import('./forecast/ablation.js')).benchAblation(),
   contract: async () => (await import('./contract/run.js')).benchContract(),
   footprint: async () => (await import('./footprint/run.js')).benchFootprint(),
 };

@@ -41,10 +41,10 @@ interface SeriesResult {
   library: Partial<Record<(typeof LIBRARY_MODELS)[number], number>>;
 }
 
-const geometricMean = (xs: number[]) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
+export const geometricMean = (xs: number[]) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
 
 /** A ratio of two MAEs that is defined when both are 0 (a constant stretch forecast exactly). */
-const ratio = (a: number, b: number) => (a === 0 && b === 0 ? 1 : a / Math.max(b, 1e-12));
+export const ratio = (a: number, b: number) => (a === 0 && b === 0 ? 1 : a / Math.max(b, 1e-12));
 
 export async function benchCorpus() {
   const sets = corpusSets().filter((s) => !ONLY || ONLY.test(s.id));

@@ -16,7 +16,8 @@ export interface JobOwner {
 }
 
 /** A numeric cell as SQL sees it: the text when it reads as a number, else null (never a cast error). */
-const NUMBER_PATTERN = '^\\s*[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*$';
+/** A cell is numeric when it matches this (a column is numeric when every non-empty cell does). */
+export const NUMBER_PATTERN = '^\\s*[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*$';
 export const cellRef = (col: number) => sql.ref(`c${Math.trunc(col)}`);
 export const numericCell = (col: number) => sql`(case when ${cellRef(col)} ~ ${sql.lit(NUMBER_PATTERN)} then ${cellRef(col)}::numeric end)`;
 /** Rows tables are named from the integer id only. */
