@@ -21,7 +21,7 @@ import { familiesFor } from '../../src/training/models/candidates.js';
 import type { ColumnSpec, TrainingInput } from '../../src/training/types.js';
 import { geometricMean, ratio } from './corpus.js';
 import { corpusSets, SETS, type ForecastSet } from './datasets.js';
-import { naiveForecasts, score } from './naive.js';
+import { naiveScores, score } from './naive.js';
 
 const ONLY = process.env.BENCH_CORPUS_ONLY ? new RegExp(process.env.BENCH_CORPUS_ONLY) : null;
 const BENCHMARK_SERIES = ['co2', 'employment', 'sp500', 'globaltemp'];
@@ -50,14 +50,8 @@ function runWithout(leftOut: string, corpus: ForecastSet[], benchmark: ForecastS
   // The registry is the engine's one list of candidates; the run edits it in place and puts it back.
   registry.splice(0, registry.length, ...all.filter((f) => f.name !== leftOut));
   try {
-    const forecast = (set: ForecastSet) =>
-      score(
-        set,
-        trainModel(inputOf(set)).forecasts.map((f) => Number(f.values[set.target])),
-      );
-    const ratios = new Map(
-      corpus.map((set) => [set.id, ratio(forecast(set), Math.min(...Object.values(naiveForecasts(set)).map((p) => score(set, p, true))))]),
-    );
+    const forecast = (set: ForecastSet) => score(set, trainModel(inputOf(set)).forecasts.map((f) => Number(f.values[set.target])));
+    const ratios = new Map(corpus.map((set) => [set.id, ratio(forecast(set), Math.min(...Object.values(naiveScores(set))))]));
     return { leftOut, ratios, benchmark: new Map(benchmark.map((set) => [set.id, forecast(set)])) };
   } finally {
     registry.splice(0, registry.length, ...all);

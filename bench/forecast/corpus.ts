@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { startService, stopService } from '../service.js';
 import { freshDatabase } from '../support.js';
 import { corpusSets, type ForecastSet } from './datasets.js';
-import { naiveForecasts, score } from './naive.js';
+import { naiveScores, score } from './naive.js';
 import { forecastThroughService, LIBRARY_MODELS, PEERS, runPeers } from './run.js';
 
 const OUT = join(dirname(fileURLToPath(import.meta.url)), '..', '.out');
@@ -56,8 +56,7 @@ export async function benchCorpus() {
     try {
       for (const set of sets) {
         const ours = await forecastThroughService(service, set);
-        const naive = Object.fromEntries(Object.entries(naiveForecasts(set)).map(([name, p]) => [name, score(set, p, true)]));
-        results.push({ set, ours: score(set, ours.predictions), model: ours.model, wallMs: ours.wallMs, naive, library: {} });
+        results.push({ set, ours: score(set, ours.predictions), model: ours.model, wallMs: ours.wallMs, naive: naiveScores(set), library: {} });
       }
     } finally {
       await stopService(service);

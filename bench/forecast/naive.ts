@@ -78,6 +78,11 @@ export function naiveForecasts(set: ForecastSet): Record<string, Predictions> {
   return out;
 }
 
+/** Each naive forecast's score at the data's precision, by name. */
+export function naiveScores(set: ForecastSet): Record<string, number> {
+  return Object.fromEntries(Object.entries(naiveForecasts(set)).map(([name, p]) => [name, score(set, p, true)]));
+}
+
 /**
  * MAE or error rate of `predictions` against the truth. `atDataPrecision` rounds numeric predictions to the
  * output's decimals in the upload first (the peers'; the service's forecast already comes at that precision),

@@ -37,7 +37,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freshDatabase } from '../support.js';
 import { SETS, toCsv, type ForecastSet } from './datasets.js';
-import { naiveForecasts, score, type Predictions } from './naive.js';
+import { naiveScores, score, type Predictions } from './naive.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -196,7 +196,7 @@ export async function benchForecast() {
         } catch (e) {
           row.oursError = (e as Error).message;
         }
-        for (const [name, p] of Object.entries(naiveForecasts(set))) row.naive[name] = score(set, p, true);
+        row.naive = naiveScores(set);
         console.log(`${set.id}: ${set.rows.length} rows, ${set.hidden.length} to forecast: ours ${row.ours ?? row.oursError} in ${((row.wallMs ?? 0) / 1000).toFixed(1)} s`);
         rows.push(row);
       }

@@ -15,10 +15,10 @@ export interface JobOwner {
   status: number;
 }
 
-/** A numeric cell as SQL sees it: the text when it reads as a number, else null (never a cast error). */
 /** A cell is numeric when it matches this (a column is numeric when every non-empty cell does). */
 export const NUMBER_PATTERN = '^\\s*[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*$';
 export const cellRef = (col: number) => sql.ref(`c${Math.trunc(col)}`);
+/** A numeric cell as SQL sees it: the number when the text reads as one, else null (never a cast error). */
 export const numericCell = (col: number) => sql`(case when ${cellRef(col)} ~ ${sql.lit(NUMBER_PATTERN)} then ${cellRef(col)}::numeric end)`;
 /** Rows tables are named from the integer id only. */
 export const rowsTable = (datasetId: number) => sql.table(`data_rows_${Math.trunc(datasetId)}`);
