@@ -91,6 +91,22 @@ describe('sarima family', () => {
     const fitted = sarimaFamily.fit(series(40, f, 0.5), context(1));
     const forecast = fitted.predict(future(40, 5)) as number[];
     expect(maxError(forecast, future(40, 5).time.map(f))).toBeLessThan(1);
+    // A steady trend gives the likelihood-ratio test nothing to find.
+    expect(fitted.describe()).toMatch(/with drift$/);
+  });
+
+  it('lets the drift trend when the likelihood-ratio test finds an acceleration, and extrapolates it', () => {
+    const f = (t: number) => 50 + 0.5 * t + 0.02 * t * t;
+    const fitted = sarimaFamily.fit(series(80, f, 1), context(1));
+    expect(fitted.describe()).toMatch(/with a trending drift$/);
+    expect(fitted.state.orders.trendingDrift).toBe(true);
+    const next = future(80, 10);
+    const forecast = fitted.predict(next) as number[];
+    // A plain drift (the mean step, about 2.1) would trail the curve (steps of 3.7-4.1 ahead) by 20 at step 10.
+    expect(maxError(forecast, next.time.map(f))).toBeLessThan(2);
+    const revived = sarimaFamily.revive(JSON.parse(JSON.stringify(fitted.state)) as SarimaState);
+    expect(revived.predict(next)).toEqual(forecast);
+    expect(revived.describe()).toBe(fitted.describe());
   });
 
   it('forecasts models without AR/MA terms from the last values (the package alone loses their level)', () => {
@@ -118,6 +134,22 @@ describe('sarima family', () => {
     expect(seasonal[5]).toBeCloseTo(values[57]! + 2 * seasonDrift, 9);
     const flat = sarimaFamily.revive(state({ d: 1, drift: false })).predict(future(60, 2)) as number[];
     expect(flat).toEqual([values[59], values[59]]);
+  });
+
+  it('forecasts a random walk with a trending drift along the line through its steps', () => {
+    // Steps of exactly 1 + 0.1 t: the line through them continues, so the forecast is the curve itself.
+    const curve = (t: number) => 100 + t + 0.05 * t * (t + 1);
+    const values = Array.from({ length: 30 }, (_, t) => curve(t));
+    const state: SarimaState = {
+      version: 1,
+      orders: { p: 0, d: 1, q: 0, P: 0, D: 0, Q: 0, s: 0, drift: true, trendingDrift: true },
+      start: 0,
+      series: values,
+      aic: 0,
+      constant: false,
+    };
+    const forecast = sarimaFamily.revive(state).predict(future(30, 4)) as number[];
+    forecast.forEach((v, k) => expect(v).toBeCloseTo(curve(30 + k), 9));
   });
 
   it('fills gaps in time by interpolation and forecasts by steps from the last time', () => {
