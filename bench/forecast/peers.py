@@ -13,6 +13,8 @@ Features a user would give scikit-learn (documented here, used for every sklearn
       weekday  one-hot (daily).
   Linear models and MLPs get standardised inputs (StandardScaler) and, for regression, a standardised
   target (TransformedTargetRegressor): an MLP on raw targets like 135,000 jobs would not train.
+BENCH_PEERS_MLP_SEEDS=N (time series only): also fits the MLP with random_state 0..N-1 and reports each
+  seed's forecast as "mlp_seeds", so run.ts can show where the table's seed (0) falls among them.
 Models (fixed random_state, library defaults otherwise):
   regression:     linear = LinearRegression; mlp = MLPRegressor((64, 64), early_stopping, max_iter 500);
                   gbr = GradientBoostingRegressor (100 trees, depth 3);
@@ -30,6 +32,7 @@ statsmodels (time series only):
 """
 import json
 import math
+import os
 import sys
 import time
 import warnings
@@ -82,6 +85,26 @@ def features(s):
     return np.hstack(cols)
 
 
+def mlp_regressor(seed, big=False):
+    return TransformedTargetRegressor(
+        regressor=make_pipeline(
+            StandardScaler(),
+            MLPRegressor(hidden_layer_sizes=(64, 64), early_stopping=True, max_iter=100 if big else 500, random_state=seed),
+        ),
+        transformer=StandardScaler(),
+    )
+
+
+def mlp_seeds(X, ytr, train, test, count):
+    started = time.time()
+    preds = []
+    for seed in range(count):
+        model = mlp_regressor(seed)
+        model.fit(X[train], ytr)
+        preds.append([p.item() for p in model.predict(X[test])])
+    return {"preds": preds, "seconds": time.time() - started}
+
+
 def sklearn_models(s, X, train, test):
     ytr = [s["y"][i] for i in train]
     out = {}
@@ -90,13 +113,7 @@ def sklearn_models(s, X, train, test):
         big = len(train) > 20000
         models = {
             "linear": make_pipeline(StandardScaler(), LinearRegression()),
-            "mlp": TransformedTargetRegressor(
-                regressor=make_pipeline(
-                    StandardScaler(),
-                    MLPRegressor(hidden_layer_sizes=(64, 64), early_stopping=True, max_iter=100 if big else 500, random_state=0),
-                ),
-                transformer=StandardScaler(),
-            ),
+            "mlp": mlp_regressor(0, big),
             "gbr": GradientBoostingRegressor(random_state=0),
         }
     else:
@@ -194,6 +211,10 @@ def main():
         out = sklearn_models(s, X, train, test)
         if s.get("time") and s["task"] == "regression":
             out.update(statsmodels_models(s, train, test))
+            seeds = int(os.environ.get("BENCH_PEERS_MLP_SEEDS", "0"))
+            if seeds > 0:
+                ytr = np.array([s["y"][i] for i in train], dtype=float)
+                out["mlp_seeds"] = mlp_seeds(X, ytr, train, test, seeds)
         result[s["id"]] = out
         print(f"peers: {s['id']} done", file=sys.stderr)
     print(json.dumps(result))

@@ -22,6 +22,8 @@
  *   BENCH_FORECAST_PEERS=0                    skips the python peers (naive baselines only); =cached reuses
  *                                             the last run's peers when the sets and peers.py are unchanged
  *                                             (the peers are seeded: same split, same result)
+ *   BENCH_PEERS_MLP_SEEDS=20                  also fits sklearn's MLP with seeds 0..19 on each time series and
+ *                                             prints where the table's seed (0) falls among them
  *   BENCH_TRAINING_NICE (default 0)           TRAINING_NICE of the service: on a shared machine a niced
  *                                             thread measures the other users' load, not the engine
  * Peers (naive and library) are scored at the data's own precision (naive.ts score), like the service's forecast.
@@ -128,7 +130,7 @@ export async function forecastThroughService(service: BenchService, set: Forecas
 // ---------------------------------------------------------------------------------------------------------
 // Peers
 
-export type PeerResult = Record<string, Record<string, { pred?: Predictions; seconds?: number; error?: string }>>;
+export type PeerResult = Record<string, Record<string, { pred?: Predictions; preds?: Predictions[]; seconds?: number; error?: string }>>;
 
 /** Runs peers.py on `sets`; `name` names its files in bench/.out (<name>-sets.json, <name>-peers.json). */
 export async function runPeers(sets: ForecastSet[], name = 'forecast'): Promise<PeerResult> {
@@ -141,7 +143,11 @@ export async function runPeers(sets: ForecastSet[], name = 'forecast'): Promise<
   const input = JSON.stringify(
     sets.map((s) => ({ id: s.id, task: s.task, numeric: s.numeric, categorical: s.categorical, time: s.time, hidden: s.hidden, y: hiddenY(s), inputs: s.inputs })),
   );
-  const key = createHash('sha256').update(input).update(readFileSync(join(here, 'peers.py'))).digest('hex');
+  const key = createHash('sha256')
+    .update(input)
+    .update(readFileSync(join(here, 'peers.py')))
+    .update(process.env.BENCH_PEERS_MLP_SEEDS ?? '')
+    .digest('hex');
   const cache = join(OUT, `${name}-peers.json`);
   if (PEERS === 'cached' && existsSync(cache)) {
     const cached = JSON.parse(readFileSync(cache, 'utf8')) as { key: string; result: PeerResult };
@@ -169,6 +175,8 @@ interface Row {
   library: Partial<Record<(typeof LIBRARY_MODELS)[number], number>>;
   /** Fit + predict seconds of each library model (peers.py). */
   peerSeconds: Record<string, number>;
+  /** sklearn's MLP scored with each seed 0..N-1 (BENCH_PEERS_MLP_SEEDS), not a peer of the table. */
+  mlpSeeds?: number[];
 }
 
 export async function benchForecast() {
@@ -213,12 +221,13 @@ export async function benchForecast() {
     for (const row of rows) {
       for (const [name, r] of Object.entries(peers[row.set.id] ?? {})) {
         if (r.seconds !== undefined) row.peerSeconds[name] = Math.round(r.seconds * 10) / 10;
-        if (r.pred) row.library[name as (typeof LIBRARY_MODELS)[number]] = score(row.set, r.pred, true);
+        if (r.preds) row.mlpSeeds = r.preds.map((pred) => score(row.set, pred, true));
+        else if (r.pred) row.library[name as (typeof LIBRARY_MODELS)[number]] = score(row.set, r.pred, true);
         else console.log(`peer ${row.set.id}/${name} failed: ${r.error}`);
       }
     }
   }
-  const markdown = table(rows);
+  const markdown = table(rows) + seedTable(rows);
   console.log(`\n${markdown}`);
   const suffix = FAMILY ? `-${FAMILY}` : '';
   writeFileSync(join(OUT, `forecast${suffix}.md`), `${markdown}\n`);
@@ -280,6 +289,22 @@ function table(rows: Row[]): string {
         checks.join(', '),
       ].join(' | ')} |`,
     );
+  }
+  return lines.join('\n');
+}
+
+/** Where the table's MLP (seed 0) falls among BENCH_PEERS_MLP_SEEDS seeds: one draw is not the model's skill. */
+function seedTable(rows: Row[]): string {
+  const seeded = rows.filter((r) => r.mlpSeeds && r.mlpSeeds.length > 0);
+  if (seeded.length === 0) return '';
+  const lines = ['', '', '| data set | sklearn MLP seeds | seed 0 (the table) | rank of seed 0 | median | min | max |', '|---|---:|---:|---:|---:|---:|---:|'];
+  for (const r of seeded) {
+    const scores = r.mlpSeeds as number[];
+    const sorted = [...scores].sort((a, b) => a - b);
+    const median = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
+    const rank = sorted.filter((v) => v < scores[0]!).length + 1;
+    const f = (v: number) => fmt(v, r.set.task);
+    lines.push(`| ${r.set.label} | ${scores.length} | ${f(scores[0]!)} | ${rank} | ${f(median)} | ${f(sorted[0]!)} | ${f(sorted.at(-1)!)} |`);
   }
   return lines.join('\n');
 }
