@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { FitContext, FitRows, SeriesInfo } from '../../src/training/models/model.js';
 import { SETS } from '../../bench/forecast/datasets.js';
 import {
+  aiccOf,
   chooseDifferencing,
   coefficientsOf,
   fitOnce,
@@ -206,6 +207,19 @@ describe('sarima family', () => {
 });
 
 describe('sarima helpers', () => {
+  it('ranks orders by AICc as forecast::Arima computes it', () => {
+    const orders = { p: 1, d: 1, q: 1, P: 0, D: 0, Q: 0, s: 0, drift: true };
+    // 4 parameters (AR1, MA1, drift, variance) on the 99 differences of 100 steps.
+    expect(aiccOf(250, orders, 100)).toBeCloseTo(250 + 40 / 94, 12);
+    // The trending drift is one more parameter; a seasonal difference takes s observations.
+    expect(aiccOf(250, { ...orders, trendingDrift: true }, 100)).toBeCloseTo(250 + 60 / 93, 12);
+    expect(aiccOf(250, { ...orders, d: 0, D: 1, s: 12, P: 1 }, 100)).toBeCloseTo(250 + 60 / 82, 12);
+    // Without drift or differencing the package fits a mean, a parameter too.
+    expect(aiccOf(250, { ...orders, d: 0, drift: false }, 100)).toBeCloseTo(250 + 40 / 95, 12);
+    // No observations to spare: never chosen.
+    expect(aiccOf(250, orders, 6)).toBe(Number.POSITIVE_INFINITY);
+  });
+
   it('puts gappy rows on the integer grid', () => {
     expect(toGrid([0, 1, 4], [0, 10, 40], 100)).toEqual({ start: 0, series: [0, 10, 20, 30, 40] });
     expect(toGrid([0, 1, 4], [0, 10, 40], 2)).toEqual({ start: 3, series: [30, 40] });

@@ -6,8 +6,9 @@
  *  - the seasonal difference D (0/1) from the seasonal strength of the series (STL-like, Fs > 0.64), only
  *    when the season is 2..MAX_SEASON and at least two seasons are there;
  *  - the difference d (0/1) from a KPSS level-stationarity test (5%) on the seasonally differenced series;
- *  - (p,q,P,Q) in {0,1,2}x{0,1,2}x{0,1}x{0,1} by auto.arima's stepwise AIC search (AIC is only compared
- *    between models with the same d and D, as it must be), at most MAX_FITS fits (and one for the trending
+ *  - (p,q,P,Q) in {0,1,2}x{0,1,2}x{0,1}x{0,1} by auto.arima's stepwise search on its default criterion,
+ *    AICc (only compared between models with the same d and D, as it must be; plain AIC was used before
+ *    session 6 and measured worse, docs/benchmarks.md), at most MAX_FITS fits (and one for the trending
  *    drift below). The start models are auto.arima's except its (2,d,2)(1,D,1), replaced by (1,d,1)(0,D,1):
  *    that one fit alone can take 10 s on 600 steps, and the stepwise moves still reach it when it is better;
  *  - a drift (the exogenous regressor `t`, which the package differences with the series) when d+D = 1, so a
@@ -447,6 +448,8 @@ function neighbours(o: SarimaOrders): SarimaOrders[] {
 interface Candidate {
   orders: SarimaOrders;
   aic: number;
+  /** AICc, what the order search minimises. */
+  aicc: number;
   /** The fitted instance of the best model so far (the others are destroyed at once). */
   model: ArimaInstance;
 }
@@ -454,6 +457,17 @@ interface Candidate {
 function minLength(o: SarimaOrders): number {
   // The package's own guard (train throws below it).
   return o.d + o.s * o.D + Math.max(o.p + o.q, 2 * o.s, 10);
+}
+
+/**
+ * AICc as forecast::Arima computes it: the parameters are the ARMA coefficients, the drift or mean, and the
+ * noise variance; the observations are those left after differencing.
+ */
+export function aiccOf(aic: number, o: SarimaOrders, steps: number): number {
+  const parameters = o.p + o.q + o.P + o.Q + (o.drift || o.d + o.D === 0 ? 1 : 0) + (o.trendingDrift ? 1 : 0) + 1;
+  const observations = steps - o.d - o.s * o.D;
+  const room = observations - parameters - 1;
+  return room > 0 ? aic + (2 * parameters * (parameters + 1)) / room : Number.POSITIVE_INFINITY;
 }
 
 function selectOrders(series: number[], season: number, ctx: FitContext): Candidate {
@@ -486,13 +500,13 @@ function selectOrders(series: number[], season: number, ctx: FitContext): Candid
     } catch {
       // A fit the package refuses is simply not a candidate.
     }
-    const aic = outcome?.ok ? outcome.aic : Number.POSITIVE_INFINITY;
-    tried.set(k, aic);
+    const aicc = outcome?.ok ? aiccOf(outcome.aic, o, series.length) : Number.POSITIVE_INFINITY;
+    tried.set(k, aicc);
     ctx.progress(Math.min(0.95, fits / maxFits));
     // Ties go to the model tried first (the simpler start models come early), keeping the search deterministic.
-    if (outcome && Number.isFinite(aic) && (!best || aic < best.aic - 1e-9)) {
+    if (outcome && Number.isFinite(aicc) && (!best || aicc < best.aicc - 1e-9)) {
       best?.model.destroy();
-      best = { orders: o, aic, model: outcome.model };
+      best = { orders: o, aic: outcome.aic, aicc, model: outcome.model };
       return true;
     }
     outcome?.model.destroy();
@@ -527,7 +541,7 @@ function withTrendingDrift(series: number[], best: Candidate): Candidate {
     return best;
   }
   best.model.destroy();
-  return { orders, aic: outcome.aic, model: outcome.model };
+  return { orders, aic: outcome.aic, aicc: aiccOf(outcome.aic, orders, series.length), model: outcome.model };
 }
 
 // ---------------------------------------------------------------------------------------------------------
