@@ -151,6 +151,15 @@ describe('sarima family', () => {
     };
     const forecast = sarimaFamily.revive(state).predict(future(30, 4)) as number[];
     forecast.forEach((v, k) => expect(v).toBeCloseTo(curve(30 + k), 9));
+    // The same with a seasonal difference: y(t) - y(t-4) = 2 + 0.1 t exactly, so the line continues it.
+    const seasonal = new Array<number>(40).fill(0);
+    const shape = [3, -1, 4, -6];
+    for (let t = 0; t < 40; t++) seasonal[t] = t < 4 ? 50 + shape[t]! : seasonal[t - 4]! + 2 + 0.1 * t;
+    const seasonalState: SarimaState = { ...state, orders: { ...state.orders, d: 0, D: 1, s: 4 }, series: seasonal };
+    const ahead = sarimaFamily.revive(seasonalState).predict(future(40, 6)) as number[];
+    const truth: number[] = [...seasonal];
+    for (let t = 40; t < 46; t++) truth.push(truth[t - 4]! + 2 + 0.1 * t);
+    ahead.forEach((v, k) => expect(v).toBeCloseTo(truth[40 + k]!, 9));
   });
 
   it('fills gaps in time by interpolation and forecasts by steps from the last time', () => {
