@@ -25,9 +25,7 @@ export function naiveForecasts(set: ForecastSet): Record<string, Predictions> {
   }
   const known = knownIdx.map((i) => Number(set.y[i]));
   const mean = known.reduce((s, v) => s + v, 0) / known.length;
-  const sorted = [...known].sort((a, b) => a - b);
-  const half = Math.floor(sorted.length / 2);
-  const median = sorted.length % 2 === 1 ? sorted[half]! : (sorted[half - 1]! + sorted[half]!) / 2;
+  const median = medianOf(known);
   if (!set.time) {
     return { mean: set.hidden.map(() => mean), median: set.hidden.map(() => median) };
   }
@@ -76,6 +74,12 @@ export function naiveForecasts(set: ForecastSet): Record<string, Predictions> {
     out['month climatology'] = perMonth();
   }
   return out;
+}
+
+export function medianOf(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const half = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[half]! : (sorted[half - 1]! + sorted[half]!) / 2;
 }
 
 /** Each naive forecast's score at the data's precision, by name. */

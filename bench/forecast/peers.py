@@ -132,6 +132,9 @@ def sklearn_models(s, X, train, test):
             out[name] = {"pred": [p.item() if hasattr(p, "item") else p for p in pred], "seconds": time.time() - started}
         except Exception as e:  # a peer that fails is reported, not fatal
             out[name] = {"error": repr(e)}
+    seeds = int(os.environ.get("BENCH_PEERS_MLP_SEEDS", "0"))
+    if seeds > 0 and s.get("time") and s["task"] == "regression":
+        out["mlp_seeds"] = mlp_seeds(X, ytr, train, test, seeds)
     return out
 
 
@@ -211,10 +214,6 @@ def main():
         out = sklearn_models(s, X, train, test)
         if s.get("time") and s["task"] == "regression":
             out.update(statsmodels_models(s, train, test))
-            seeds = int(os.environ.get("BENCH_PEERS_MLP_SEEDS", "0"))
-            if seeds > 0:
-                ytr = np.array([s["y"][i] for i in train], dtype=float)
-                out["mlp_seeds"] = mlp_seeds(X, ytr, train, test, seeds)
         result[s["id"]] = out
         print(f"peers: {s['id']} done", file=sys.stderr)
     print(json.dumps(result))

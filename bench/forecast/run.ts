@@ -39,7 +39,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freshDatabase } from '../support.js';
 import { SETS, toCsv, type ForecastSet } from './datasets.js';
-import { naiveScores, score, type Predictions } from './naive.js';
+import { medianOf, naiveScores, score, type Predictions } from './naive.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -300,11 +300,9 @@ function seedTable(rows: Row[]): string {
   const lines = ['', '', '| data set | sklearn MLP seeds | seed 0 (the table) | rank of seed 0 | median | min | max |', '|---|---:|---:|---:|---:|---:|---:|'];
   for (const r of seeded) {
     const scores = r.mlpSeeds as number[];
-    const sorted = [...scores].sort((a, b) => a - b);
-    const median = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
-    const rank = sorted.filter((v) => v < scores[0]!).length + 1;
+    const rank = scores.filter((v) => v < scores[0]!).length + 1;
     const f = (v: number) => fmt(v, r.set.task);
-    lines.push(`| ${r.set.label} | ${scores.length} | ${f(scores[0]!)} | ${rank} | ${f(median)} | ${f(sorted[0]!)} | ${f(sorted.at(-1)!)} |`);
+    lines.push(`| ${r.set.label} | ${scores.length} | ${f(scores[0]!)} | ${rank} | ${f(medianOf(scores))} | ${f(Math.min(...scores))} | ${f(Math.max(...scores))} |`);
   }
   return lines.join('\n');
 }

@@ -166,8 +166,8 @@ export function fitOnce(series: number[], o: SarimaOrders): FitOutcome {
   // Two regressors go in as one row per step (the package's `transpose`).
   const model = new rt.ARIMA({ ...orders, method: 0, optimizer: 6, verbose: true, transpose: trendingDrift === true });
   try {
-    if (trendingDrift) model.train(series, driftRegressors(0, series.length, series.length));
-    else if (drift) model.train(series, series.map((_, i) => i));
+    const exog = regressors(o, 0, series.length, series.length);
+    if (exog) model.train(series, exog);
     else model.train(series);
   } catch (error) {
     model.destroy();
@@ -231,15 +231,19 @@ export function minRootModulus(c: Coefficients, season: number): number {
 
 const noiseOnly = (o: SarimaOrders) => o.p + o.q + o.P + o.Q === 0;
 
-/** The trending drift's regressors at steps from..from+count-1 of a history n steps long: [t, t^2 / n]. */
-function driftRegressors(from: number, count: number, n: number): number[][] {
-  return Array.from({ length: count }, (_, i) => [from + i, ((from + i) * (from + i)) / n]);
+/**
+ * The exogenous regressors at steps from..from+count-1 of a history n steps long: t for a drift, [t, t^2/n]
+ * for a trending drift, none otherwise. The fit and the forecast both take them from here.
+ */
+function regressors(o: SarimaOrders, from: number, count: number, n: number): number[] | number[][] | undefined {
+  if (o.trendingDrift) return Array.from({ length: count }, (_, i) => [from + i, ((from + i) * (from + i)) / n]);
+  if (o.drift) return Array.from({ length: count }, (_, i) => from + i);
+  return undefined;
 }
 
 function forecast(model: ArimaInstance, o: SarimaOrders, n: number, steps: number): number[] {
   const rt = arimaRuntime();
-  const exog = o.trendingDrift ? driftRegressors(n, steps, n) : o.drift ? Array.from({ length: steps }, (_, i) => n + i) : undefined;
-  const [values] = model.predict(steps, exog);
+  const [values] = model.predict(steps, regressors(o, n, steps, n));
   rt.drain();
   return values;
 }
