@@ -162,7 +162,8 @@ export interface FitOutcome {
 export function fitOnce(series: number[], o: SarimaOrders): FitOutcome {
   const rt = arimaRuntime();
   rt.drain();
-  const { drift, trendingDrift, ...orders } = o;
+  // The drift goes in as a regressor, not as a package option.
+  const { drift: _drift, trendingDrift, ...orders } = o;
   // Two regressors go in as one row per step (the package's `transpose`).
   const model = new rt.ARIMA({ ...orders, method: 0, optimizer: 6, verbose: true, transpose: trendingDrift === true });
   try {
