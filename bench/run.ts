@@ -7,6 +7,7 @@ const all: Record<string, () => Promise<unknown>> = {
   forecast: async () => (await import('./forecast/run.js')).benchForecast(),
   corpus: async () => (await import('./forecast/corpus.js')).benchCorpus(),
   ablation: async () => (await import('./forecast/ablation.js')).benchAblation(),
+  intervals: async () => (await import('./forecast/intervals.js')).benchIntervals(),
   contract: async () => (await import('./contract/run.js')).benchContract(),
   footprint: async () => (await import('./footprint/run.js')).benchFootprint(),
 };

