@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { trainModel } from '../../src/training/engine.js';
+import { intervalWidths } from '../../src/training/intervals.js';
 import { familiesFor } from '../../src/training/models/candidates.js';
 import { predict, predictWithIntervals } from '../../src/training/predict.js';
 import { mulberry32 } from '../../src/training/prng.js';
@@ -158,6 +159,22 @@ describe('forecasting engine: reproducible, explained, with intervals', () => {
       return hi95 - lo95;
     });
     for (let i = 1; i < widths.length; i++) expect(widths[i]).toBeGreaterThanOrEqual((widths[i - 1] as number) - 0.002);
+  });
+
+  it('keeps long-horizon intervals near their nominal coverage when the error does not grow with the step', () => {
+    // Three backtest windows of 300 steps whose errors are uniform on (-1, 1) at every step: the true
+    // 80% and 95% half-widths are 0.8 and 0.95 however far ahead.
+    const random = mulberry32(7);
+    const draw = () => 2 * random() - 1;
+    const widths = intervalWidths(Array.from({ length: 300 }, () => [draw(), draw(), draw()]));
+    const fresh = Array.from({ length: 20000 }, draw);
+    const coverage = (w: number) => fresh.filter((e) => Math.abs(e) <= w).length / fresh.length;
+    for (const step of [1, 150, 300]) {
+      expect(coverage(widths.q80[step - 1] as number)).toBeGreaterThanOrEqual(0.8);
+      expect(coverage(widths.q80[step - 1] as number)).toBeLessThan(0.92);
+      expect(coverage(widths.q95[step - 1] as number)).toBeGreaterThanOrEqual(0.95);
+      expect(coverage(widths.q95[step - 1] as number)).toBeLessThan(0.995);
+    }
   });
 
   it('explains the choice: every candidate with its backtest error, the baseline, horizon and frequency', () => {
