@@ -22,10 +22,17 @@ const POOL_SHARE = 0.05;
 export function intervalWidths(errorsByStep: number[][]): IntervalWidths {
   const q80: number[] = [];
   const q95: number[] = [];
-  const radius = Math.max(POOL, Math.round(errorsByStep.length * POOL_SHARE));
-  for (let h = 0; h < errorsByStep.length; h++) {
-    const pool: number[] = [];
-    for (let k = Math.max(0, h - radius); k <= Math.min(errorsByStep.length - 1, h + radius); k++) pool.push(...(errorsByStep[k] as number[]));
+  const steps = errorsByStep.length;
+  const radius = Math.max(POOL, Math.round(steps * POOL_SHARE));
+  // The pool slides one step at a time, kept sorted, so a 20,000-step horizon costs insertions, not sorts.
+  const pool: number[] = [];
+  const absolute = (k: number) => (errorsByStep[k] as number[]).map(Math.abs);
+  for (let k = 0; k <= Math.min(steps - 1, radius); k++) for (const e of absolute(k)) pool.splice(lowerBound(pool, e), 0, e);
+  for (let h = 0; h < steps; h++) {
+    if (h > 0) {
+      if (h + radius < steps) for (const e of absolute(h + radius)) pool.splice(lowerBound(pool, e), 0, e);
+      if (h - radius - 1 >= 0) for (const e of absolute(h - radius - 1)) pool.splice(lowerBound(pool, e), 1);
+    }
     q80.push(Math.max(conformalQuantile(pool, 0.8), q80.at(-1) ?? 0));
     q95.push(Math.max(conformalQuantile(pool, 0.95), q95.at(-1) ?? 0, q80.at(-1) as number));
   }
@@ -38,9 +45,21 @@ export function widthAt(widths: IntervalWidths, step: number): { w80: number; w9
   return { w80: widths.q80[i] ?? 0, w95: widths.q95[i] ?? 0 };
 }
 
-function conformalQuantile(errors: number[], q: number): number {
-  if (errors.length === 0) return 0;
-  const sorted = errors.map(Math.abs).sort((a, b) => a - b);
+/** The finite-sample conformal quantile of absolute errors already sorted ascending. */
+function conformalQuantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return 0;
   const rank = Math.min(sorted.length, Math.ceil((sorted.length + 1) * q));
   return sorted[rank - 1] as number;
+}
+
+/** The first index whose value is >= v (where v goes in, or where it already stands). */
+function lowerBound(sorted: number[], v: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((sorted[mid] as number) < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
