@@ -177,6 +177,33 @@ describe('forecasting engine: reproducible, explained, with intervals', () => {
     }
   });
 
+  it('slides the pooled errors along the horizon to the same widths as pooling every step anew', () => {
+    // Each step from scratch: the errors of steps h-r..h+r, r = max(2, 5% of the horizon), and its
+    // conformal quantile; then the running maximum.
+    const anew = (errorsByStep: number[][]) => {
+      const radius = Math.max(2, Math.round(errorsByStep.length * 0.05));
+      const quantile = (errors: number[], q: number) => {
+        const sorted = errors.map(Math.abs).sort((a, b) => a - b);
+        return sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length, Math.ceil((sorted.length + 1) * q)) - 1] as number);
+      };
+      const q80: number[] = [];
+      const q95: number[] = [];
+      errorsByStep.forEach((_, h) => {
+        const pool = errorsByStep.slice(Math.max(0, h - radius), h + radius + 1).flat();
+        q80.push(Math.max(quantile(pool, 0.8), q80.at(-1) ?? 0));
+        q95.push(Math.max(quantile(pool, 0.95), q95.at(-1) ?? 0, q80.at(-1) as number));
+      });
+      return { q80, q95 };
+    };
+    const random = mulberry32(3);
+    for (let table = 0; table < 200; table++) {
+      const steps = 1 + Math.floor(random() * 300);
+      // Repeated values, zeros and steps without errors, as short windows and exact fits give.
+      const errors = Array.from({ length: steps }, () => Array.from({ length: Math.floor(random() * 4) }, () => Math.round((random() - 0.5) * 10)));
+      expect(intervalWidths(errors)).toEqual(anew(errors));
+    }
+  });
+
   it('explains the choice: every candidate with its backtest error, the baseline, horizon and frequency', () => {
     const sel = result.selection;
     expect(sel).toMatchObject({ modelFamily: 'auto', scheme: 'rolling-origin', horizon: 12, frequency: 'monthly', season: 12 });
