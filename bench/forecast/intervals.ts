@@ -26,6 +26,7 @@ import { mulberry32 } from '../../src/training/prng.js';
 import { inputOf } from './ablation.js';
 import { geometricMean } from './corpus.js';
 import { corpusSets, longHorizonSets, SETS, type ForecastSet } from './datasets.js';
+import { medianOf } from './naive.js';
 
 const OUT = join(dirname(fileURLToPath(import.meta.url)), '..', '.out');
 const ONLY = process.env.BENCH_CORPUS_ONLY ? new RegExp(process.env.BENCH_CORPUS_ONLY) : null;
@@ -109,14 +110,14 @@ export async function benchIntervals() {
 function widthsCost() {
   const random = mulberry32(1);
   const errors = Array.from({ length: 20000 }, () => [random() - 0.5, random() - 0.5, random() - 0.5]);
-  const median = (fn: () => unknown) => {
-    const times = Array.from({ length: 5 }, () => {
-      const started = performance.now();
-      fn();
-      return performance.now() - started;
-    });
-    return times.sort((a, b) => a - b)[2] as number;
-  };
+  const median = (fn: () => unknown) =>
+    medianOf(
+      Array.from({ length: 5 }, () => {
+        const started = performance.now();
+        fn();
+        return performance.now() - started;
+      }),
+    );
   const widths = median(() => intervalWidths(errors));
   const sort = median(() => errors.flat().map(Math.abs).sort((a, b) => a - b));
   console.log(`\nwidths of a 20,000-step horizon: ${widths.toFixed(1)} ms, ${(widths / sort).toFixed(1)} x one sort of its 60,000 errors (${sort.toFixed(1)} ms)`);

@@ -26,13 +26,17 @@ export function intervalWidths(errorsByStep: number[][]): IntervalWidths {
   const radius = Math.max(POOL, Math.round(steps * POOL_SHARE));
   // The pool slides one step at a time, kept sorted, so a 20,000-step horizon costs insertions, not sorts.
   const pool: number[] = [];
-  const absolute = (k: number) => (errorsByStep[k] as number[]).map(Math.abs);
-  for (let k = 0; k <= Math.min(steps - 1, radius); k++) for (const e of absolute(k)) pool.splice(lowerBound(pool, e), 0, e);
-  for (let h = 0; h < steps; h++) {
-    if (h > 0) {
-      if (h + radius < steps) for (const e of absolute(h + radius)) pool.splice(lowerBound(pool, e), 0, e);
-      if (h - radius - 1 >= 0) for (const e of absolute(h - radius - 1)) pool.splice(lowerBound(pool, e), 1);
+  const move = (k: number, into: boolean) => {
+    if (k < 0 || k >= steps) return;
+    for (const e of (errorsByStep[k] as number[]).map(Math.abs)) {
+      if (into) pool.splice(lowerBound(pool, e), 0, e);
+      else pool.splice(lowerBound(pool, e), 1);
     }
+  };
+  for (let k = 0; k < radius; k++) move(k, true);
+  for (let h = 0; h < steps; h++) {
+    move(h + radius, true);
+    move(h - radius - 1, false);
     q80.push(Math.max(conformalQuantile(pool, 0.8), q80.at(-1) ?? 0));
     q95.push(Math.max(conformalQuantile(pool, 0.95), q95.at(-1) ?? 0, q80.at(-1) as number));
   }
