@@ -150,6 +150,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     transform: documentRoute,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(import('./http/console.js')); // the console page at /console/ (issue 24)
 
   // Probes for orchestrators: /healthz says the process is up, /readyz that it can serve.
   const probe = (summary: string, data: z.ZodType) => {

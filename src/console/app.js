@@ -1,0 +1,536 @@
+/* global document, window, location, fetch, FormData, XMLHttpRequest, URL, URLSearchParams, Blob, sessionStorage, setTimeout, clearTimeout */
+/*
+ * The console: a plain client of the public API (no framework, no build step). Every call goes to
+ * /api/202203010900/<resource>.php on this origin and reads the {status, data} envelope; the session is
+ * the httpOnly cookie the login sets, so this script never sees or stores it. Only the user's id, name and
+ * role are kept in sessionStorage, because logging out needs the id and GET /sessions does not give it.
+ */
+'use strict';
+
+(function () {
+  const API = '/api/202203010900/';
+  const STATUS = ['Created', 'Pending', 'Running', 'Finished', 'Failed', 'Aborted'];
+  const ENDED = [3, 4, 5];
+  const POLL_MS = 1000;
+  const USER_KEY = 'mtcs-console-user';
+  const TZ = timeZone();
+
+  const state = { user: null, jobId: null, timer: null, rows: null, chartUrl: null, queueTimer: null };
+  const $ = (id) => document.getElementById(id);
+
+  function timeZone() {
+    try {
+      const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+      return zone && zone.includes('/') ? zone : 'UTC';
+    } catch {
+      return 'UTC';
+    }
+  }
+
+  class ApiError extends Error {}
+
+  /** Reads a reply as the envelope; answers `data` or throws its message. */
+  async function envelopeOf(res, what) {
+    if (!res.ok) throw new Error(`${what}: HTTP ${res.status}`);
+    const envelope = await res.json();
+    if (Number(envelope.status) !== 0) throw new ApiError(String(envelope.data));
+    return envelope.data;
+  }
+
+  /** One call: GET and DELETE carry their fields in the query, the others as an urlencoded body. */
+  async function api(method, resource, fields = {}) {
+    const all = { tz: TZ, ...fields };
+    const url = new URL(`${API}${resource}.php`, location.origin);
+    const inQuery = method === 'GET' || method === 'DELETE';
+    if (inQuery) for (const [k, v] of Object.entries(all)) url.searchParams.set(k, String(v));
+    const res = await fetch(url, { method, credentials: 'same-origin', body: inQuery ? undefined : new URLSearchParams(all) });
+    return envelopeOf(res, `${method} ${resource}`);
+  }
+
+  // ---------- messages ----------
+
+  function say(text) {
+    const box = $('message');
+    box.textContent = text;
+    box.hidden = !text;
+  }
+
+  function failed(error) {
+    say(error instanceof ApiError ? error.message : `The service could not be reached (${error && error.message ? error.message : error}).`);
+  }
+
+  function cell(row, text, header) {
+    const td = document.createElement(header ? 'th' : 'td');
+    if (header) td.scope = 'row';
+    td.textContent = text === null || text === undefined ? '' : String(text);
+    row.appendChild(td);
+    return td;
+  }
+
+  function table(caption, headers, rows) {
+    const t = document.createElement('table');
+    const c = document.createElement('caption');
+    c.textContent = caption;
+    t.appendChild(c);
+    const head = t.createTHead().insertRow();
+    for (const h of headers) {
+      const th = document.createElement('th');
+      th.scope = 'col';
+      th.textContent = h;
+      head.appendChild(th);
+    }
+    const body = t.createTBody();
+    for (const r of rows) {
+      const tr = body.insertRow();
+      r.forEach((v, i) => cell(tr, v, i === 0));
+    }
+    return t;
+  }
+
+  const figure = (n) => (n === null || n === undefined || !Number.isFinite(Number(n)) ? 'n/a' : String(Number(Number(n).toPrecision(4))));
+
+  // ---------- session ----------
+
+  function signedIn(user) {
+    state.user = user;
+    sessionStorage.setItem(USER_KEY, JSON.stringify(user));
+    document.body.dataset.state = 'signed-in';
+    $('whoami').textContent = `Signed in as ${user.name} (${user.role})`;
+    $('logout').hidden = false;
+    $('login').hidden = true;
+    $('new-job').hidden = false;
+    $('jobs').hidden = false;
+    $('admin').hidden = user.role !== 'admin';
+    void loadApplications();
+    void loadJobs();
+    if (user.role === 'admin') void loadQueue();
+  }
+
+  function signedOut() {
+    state.user = null;
+    sessionStorage.removeItem(USER_KEY);
+    stopPolling();
+    clearTimeout(state.queueTimer);
+    document.body.dataset.state = 'signed-out';
+    $('whoami').textContent = 'Not signed in';
+    $('logout').hidden = true;
+    for (const id of ['new-job', 'job', 'jobs', 'admin']) $(id).hidden = true;
+    $('login').hidden = false;
+  }
+
+  async function login(event) {
+    event.preventDefault();
+    say('');
+    try {
+      const body = new FormData($('login-form'));
+      const res = await fetch(`${API}sessions.php`, { method: 'POST', credentials: 'same-origin', body });
+      const [who] = await envelopeOf(res, 'POST sessions');
+      $('password').value = '';
+      signedIn({ id: Number(who.User_Id), name: who.Name, role: who.User_Role });
+      $('new-job-title').focus();
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  async function logout() {
+    try {
+      if (state.user && state.user.id) await api('DELETE', 'session', { user_id: state.user.id });
+    } catch (error) {
+      failed(error);
+    }
+    signedOut();
+    $('email').focus();
+  }
+
+  /** A page opened with a valid cookie continues that session. */
+  async function resume() {
+    try {
+      const check = await api('GET', 'sessions');
+      let user = null;
+      try {
+        user = JSON.parse(sessionStorage.getItem(USER_KEY) || 'null');
+      } catch {
+        user = null;
+      }
+      if (!user || !user.id) {
+        const me = check.user.role === 'admin' ? [] : await api('GET', 'users');
+        user = { id: me[0] ? Number(me[0].id) : 0, name: check.user.name, role: check.user.role };
+      }
+      signedIn({ ...user, name: check.user.name, role: check.user.role });
+    } catch {
+      signedOut();
+    }
+  }
+
+  // ---------- new job and upload ----------
+
+  async function loadApplications() {
+    try {
+      const apps = await api('GET', 'applications');
+      const select = $('app');
+      select.replaceChildren(...apps.map((a) => new window.Option(a.name, a.name)));
+      const forecast = apps.findIndex((a) => a.name === 'forecast');
+      if (forecast >= 0) select.selectedIndex = forecast;
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  /** A consumer needs a subscription to the application; administrators may use any. */
+  async function ensureSubscribed(app) {
+    if (state.user.role === 'admin') return;
+    const subscriptions = await api('GET', 'subscriptions', { status: 'subscribed' });
+    if (!subscriptions.some((s) => s.name === app)) await api('POST', 'subscriptions', { app });
+  }
+
+  /** POST /data through XMLHttpRequest, the one browser API that reports upload progress. */
+  function upload(jobId, file, onProgress) {
+    return new Promise((resolve, reject) => {
+      const form = new FormData();
+      // The fields before the file, so the service knows the job when the file's bytes arrive.
+      form.append('tz', TZ);
+      form.append('job_id', String(jobId));
+      form.append('file', '1');
+      form.append('Servicefile', file, file.name);
+      const xhr = new XMLHttpRequest();
+      xhr.open('POST', `${API}data.php`);
+      xhr.withCredentials = true;
+      xhr.upload.onprogress = (e) => {
+        if (e.lengthComputable) onProgress(e.loaded / e.total);
+      };
+      xhr.onload = () => {
+        let envelope;
+        try {
+          envelope = JSON.parse(xhr.responseText);
+        } catch {
+          envelope = null;
+        }
+        if (xhr.status < 200 || xhr.status > 299 || !envelope) return reject(new Error(`POST data: HTTP ${xhr.status}`));
+        if (Number(envelope.status) !== 0) return reject(new ApiError(String(envelope.data)));
+        resolve(envelope.data);
+      };
+      xhr.onerror = () => reject(new Error('the upload was interrupted'));
+      xhr.send(form);
+    });
+  }
+
+  async function createJob(event) {
+    event.preventDefault();
+    say('');
+    const file = $('csv').files[0];
+    const app = $('app').value;
+    if (!file) return say('Choose a CSV file to upload.');
+    const button = $('create');
+    const bar = $('upload-progress');
+    const status = $('upload-status');
+    button.disabled = true;
+    bar.value = 0;
+    try {
+      await ensureSubscribed(app);
+      const description = $('description').value.trim();
+      const created = await api('POST', 'jobs', { app_name: app, newTraining: 1, ...(description ? { description } : {}) });
+      status.textContent = `Job ${created.job_id} created; uploading ${file.name}…`;
+      const confirmation = await upload(created.job_id, file, (share) => {
+        bar.value = Math.round(share * 100);
+        bar.textContent = `${bar.value}%`;
+      });
+      bar.value = 100;
+      status.textContent = `Uploaded: ${confirmation}`;
+      $('job-form').reset();
+      void loadJobs();
+      openJob(created.job_id);
+    } catch (error) {
+      status.textContent = 'Upload failed.';
+      failed(error);
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  // ---------- one job ----------
+
+  function stopPolling() {
+    clearTimeout(state.timer);
+    state.timer = null;
+  }
+
+  function openJob(jobId) {
+    stopPolling();
+    state.jobId = Number(jobId);
+    state.rows = null;
+    if (state.chartUrl) URL.revokeObjectURL(state.chartUrl);
+    state.chartUrl = null;
+    $('job').hidden = false;
+    $('job').dataset.status = '';
+    $('results').hidden = true;
+    $('job-id').textContent = String(jobId);
+    $('job-status').textContent = '…';
+    $('job-text').textContent = '';
+    $('advance').value = 0;
+    $('advance-text').textContent = '0';
+    $('abort').disabled = true;
+    $('job-title').focus();
+    void poll();
+  }
+
+  /** GET /jobs_progress progress=2 once a second: the status record carries Advance, status, worker and, at the end, the selection. */
+  async function poll() {
+    const jobId = state.jobId;
+    let stat;
+    try {
+      stat = (await api('GET', 'jobs_progress', { job_id: jobId, progress: 2 })).Stat;
+    } catch (error) {
+      if (jobId === state.jobId) failed(error);
+      return;
+    }
+    if (jobId !== state.jobId) return;
+    const status = Number(stat.Status);
+    $('job').dataset.status = String(status);
+    $('job-status').textContent = stat.Status_Name || STATUS[status] || String(status);
+    $('job-text').textContent = stat.Text || '';
+    $('advance').value = stat.Advance;
+    $('advance-text').textContent = String(stat.Advance);
+    $('abort').disabled = !(status === 1 || status === 2);
+    if (!ENDED.includes(status)) {
+      state.timer = setTimeout(() => void poll(), POLL_MS);
+      return;
+    }
+    void loadJobs();
+    if (status === 3) await showResults(jobId, stat);
+    else if (status === 4) say(`Job ${jobId} failed${stat.Text ? `: ${stat.Text}` : ''}.`);
+  }
+
+  async function abort() {
+    say('');
+    try {
+      await api('POST', 'job_aborts', { job_id: state.jobId });
+      stopPolling();
+      void poll();
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  async function showResults(jobId, stat) {
+    $('results').hidden = false;
+    $('explanation').textContent = stat.Explanation || '';
+    showLeaderboard(stat.Selection);
+    await Promise.all([showChart(jobId, stat.Selection), showForecast(jobId, stat.Selection)]);
+    $('results').dataset.ready = 'true';
+  }
+
+  /** The chart is fetched rather than linked, so an envelope error (no forecast, no access) shows as text. */
+  async function showChart(jobId, selection) {
+    const img = $('chart');
+    const status = $('chart-status');
+    img.hidden = true;
+    status.textContent = 'Loading the chart…';
+    try {
+      const url = new URL(`${API}charts.php`, location.origin);
+      url.search = new URLSearchParams({ tz: TZ, job_id: String(jobId), format: 'svg' }).toString();
+      const res = await fetch(url, { credentials: 'same-origin' });
+      if (!res.ok) throw new Error(`GET charts: HTTP ${res.status}`);
+      if ((res.headers.get('content-type') || '').includes('json')) {
+        const envelope = await res.json();
+        status.textContent = `No chart: ${envelope.data}`;
+        return;
+      }
+      state.chartUrl = URL.createObjectURL(await res.blob());
+      img.src = state.chartUrl;
+      const outputs = selection ? selection.outputs.map((o) => o.column).join(', ') : 'the outputs';
+      img.alt = `Chart of job ${jobId}: history and forecast of ${outputs}, with the 80% and 95% bands`;
+      await img.decode().catch(() => undefined);
+      img.hidden = false;
+      status.textContent = '';
+      $('chart-caption').textContent = selection ? selection.outputs.map((o) => `${o.column}: ${o.chosen}, backtest ${o.metric} ${figure(o.error)} (best naive ${o.baseline.name} ${figure(o.baseline.error)})`).join('; ') : '';
+    } catch (error) {
+      status.textContent = `No chart: ${error instanceof ApiError ? error.message : 'the chart could not be loaded'}.`;
+    }
+  }
+
+  function showLeaderboard(selection) {
+    const box = $('leaderboard');
+    box.replaceChildren();
+    if (!selection) {
+      box.textContent = 'This job was trained by the single neural network: there is no backtest leaderboard.';
+      return;
+    }
+    for (const output of selection.outputs) {
+      const ranked = [...output.candidates].sort((a, b) => (a.error === null) - (b.error === null) || (a.error ?? 0) - (b.error ?? 0));
+      const rows = ranked.map((c, i) => [
+        c.error === null ? '-' : String(i + 1),
+        c.name + (c.name === output.chosen ? ' (chosen)' : '') + (c.name === output.baseline.name ? ' (best naive)' : ''),
+        c.description || '',
+        figure(c.error),
+        c.note || '',
+      ]);
+      if (!output.candidates.some((c) => c.name === output.chosen)) rows.unshift(['*', `${output.chosen} (chosen)`, output.description, figure(output.error), '']);
+      box.appendChild(table(`${output.column}: backtest ${output.metric} (lower is better), ${selection.scheme}, ${selection.windows} window(s) of ${selection.horizon}`, ['Rank', 'Model', 'Description', output.metric, 'Note'], rows));
+    }
+  }
+
+  /** GET /data output=1 intervals=1: the forecast rows with their bounds, for the table, the band widths and the download. */
+  async function showForecast(jobId, selection) {
+    try {
+      const rows = await api('GET', 'data', { job_id: jobId, output: 1, intervals: 1 });
+      if (jobId !== state.jobId) return;
+      state.rows = rows;
+      const columns = Object.keys(rows[0] || {});
+      const head = $('forecast').tHead;
+      const body = $('forecast').tBodies[0];
+      head.replaceChildren();
+      body.replaceChildren();
+      const hr = head.insertRow();
+      for (const c of columns) {
+        const th = document.createElement('th');
+        th.scope = 'col';
+        th.textContent = c;
+        hr.appendChild(th);
+      }
+      for (const row of rows.slice(0, 24)) {
+        const tr = body.insertRow();
+        for (const c of columns) cell(tr, row[c]);
+      }
+      showIntervals(rows, selection);
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  /** Per numeric output: how many forecast rows have bounds and how wide the 80% and 95% bands are. */
+  function showIntervals(rows, selection) {
+    const box = $('intervals');
+    box.replaceChildren();
+    const numeric = selection ? selection.outputs.filter((o) => o.kind === 'numeric').map((o) => o.column) : [];
+    const lines = [];
+    for (const column of numeric) {
+      const width = (level) => {
+        const spans = rows
+          .map((r) => Number(r[`${column}_hi${level}`]) - Number(r[`${column}_lo${level}`]))
+          .filter((w, i) => rows[i][`${column}_hi${level}`] !== '' && rows[i][`${column}_hi${level}`] !== undefined && Number.isFinite(w));
+        return { n: spans.length, mean: spans.length ? spans.reduce((a, b) => a + b, 0) / spans.length : null, last: spans.length ? spans[spans.length - 1] : null };
+      };
+      const w80 = width(80);
+      const w95 = width(95);
+      lines.push([column, `${w80.n} of ${rows.length}`, figure(w80.mean), figure(w80.last), figure(w95.mean), figure(w95.last)]);
+    }
+    if (lines.length === 0) {
+      box.textContent = 'This forecast has no prediction intervals (categorical outputs, or the single neural network).';
+      return;
+    }
+    box.appendChild(
+      table(
+        'Bands meant to hold the true value 80% and 95% of the time, sized from the backtest errors',
+        ['Output', 'Rows with bounds', 'Mean 80% width', 'Last 80% width', 'Mean 95% width', 'Last 95% width'],
+        lines,
+      ),
+    );
+  }
+
+  function csvOf(rows) {
+    const columns = Object.keys(rows[0] || {});
+    const quote = (v) => {
+      const s = v === null || v === undefined ? '' : String(v);
+      return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+    };
+    return [columns.map(quote).join(','), ...rows.map((r) => columns.map((c) => quote(r[c])).join(','))].join('\r\n') + '\r\n';
+  }
+
+  function download() {
+    if (!state.rows) return say('The forecast is not loaded yet.');
+    const url = URL.createObjectURL(new Blob([csvOf(state.rows)], { type: 'text/csv' }));
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = `forecast-job-${state.jobId}.csv`;
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  }
+
+  // ---------- lists ----------
+
+  async function loadJobs() {
+    try {
+      const jobs = await api('GET', 'jobs', { job_id: 0 });
+      jobs.sort((a, b) => Number(b.Id) - Number(a.Id));
+      const body = $('jobs-table').tBodies[0];
+      body.replaceChildren();
+      for (const job of jobs.slice(0, 50)) {
+        const tr = body.insertRow();
+        cell(tr, job.Id, true);
+        cell(tr, job.app_name);
+        cell(tr, STATUS[Number(job.Status)] || job.Status);
+        cell(tr, job.DateTime);
+        cell(tr, job.User_Name);
+        const open = document.createElement('button');
+        open.type = 'button';
+        open.textContent = 'Open';
+        open.setAttribute('aria-label', `Open job ${job.Id}`);
+        open.addEventListener('click', () => openJob(job.Id));
+        tr.insertCell().appendChild(open);
+      }
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  /** Administrators: pending and running jobs of everyone (GET /jobs status_filter), each with its worker (progress=2). */
+  async function loadQueue() {
+    clearTimeout(state.queueTimer);
+    if (!state.user || state.user.role !== 'admin') return;
+    try {
+      const active = await api('GET', 'jobs', { job_id: 0, status_filter: '1,2' });
+      active.sort((a, b) => Number(a.Id) - Number(b.Id));
+      const stats = await Promise.all(active.slice(0, 50).map((j) => api('GET', 'jobs_progress', { job_id: j.Id, progress: 2 }).then((r) => r.Stat, () => null)));
+      const body = $('queue-table').tBodies[0];
+      body.replaceChildren();
+      const workers = new Map();
+      active.slice(0, 50).forEach((job, i) => {
+        const s = stats[i];
+        const tr = body.insertRow();
+        cell(tr, job.Id, true);
+        cell(tr, job.User_Name);
+        cell(tr, STATUS[Number(job.Status)]);
+        cell(tr, s ? `${s.Advance}%` : '');
+        cell(tr, s && s.Worker);
+        cell(tr, s && s.Started);
+        cell(tr, s && s.Heartbeat);
+        if (s && s.Worker) workers.set(s.Worker, [...(workers.get(s.Worker) || []), `job ${job.Id} (${s.Advance}%)`]);
+      });
+      const pending = active.filter((j) => Number(j.Status) === 1);
+      const oldest = pending[0];
+      $('queue-summary').textContent =
+        `${pending.length} pending, ${active.length - pending.length} running` + (oldest ? `; the oldest pending job (${oldest.Id}) was created ${oldest.DateTime}` : '') + '.';
+      const list = $('workers');
+      list.replaceChildren();
+      for (const [worker, jobs] of workers) {
+        const li = document.createElement('li');
+        li.textContent = `${worker}: ${jobs.join(', ')}`;
+        list.appendChild(li);
+      }
+      if (workers.size === 0) {
+        const li = document.createElement('li');
+        li.textContent = 'No worker is running a job (idle workers are not listed by the API).';
+        list.appendChild(li);
+      }
+    } catch (error) {
+      failed(error);
+    }
+    state.queueTimer = setTimeout(() => void loadQueue(), 5000);
+  }
+
+  document.addEventListener('DOMContentLoaded', () => {
+    $('login-form').addEventListener('submit', (e) => void login(e));
+    $('job-form').addEventListener('submit', (e) => void createJob(e));
+    $('logout').addEventListener('click', () => void logout());
+    $('abort').addEventListener('click', () => void abort());
+    $('download').addEventListener('click', download);
+    $('refresh').addEventListener('click', () => {
+      void loadJobs();
+      void loadQueue();
+    });
+    void resume();
+  });
+})();
