@@ -61,6 +61,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.decorateRequest('caller', null);
   app.decorate('authenticate', (token: string | undefined) => services.sessions.authenticate(token));
+  // Upload spool files and staging tables of a process that died mid-upload go before anything is served.
+  app.addHook('onReady', async () => void (await services.data.removeStaleUploads()));
 
   registerErrorHandling(app, { maxUploadMb: Math.round(config.maxUploadBytes / 1024 / 1024) });
 

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { z } from 'zod';
 
 /**
@@ -31,6 +32,17 @@ const envSchema = z.object({
   LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
   LLM_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   MAX_UPLOAD_MB: z.coerce.number().positive().default(200),
+  /** Disk an uploading user may hold in the upload spool (DATA_DIR/spool) at once, over all their uploads. */
+  UPLOAD_SPOOL_USER_MB: z.coerce.number().positive().default(400),
+  /** Disk all uploads in progress may hold in the spool together. */
+  UPLOAD_SPOOL_TOTAL_MB: z.coerce.number().positive().default(2048),
+  /** What a file sent before any session is known may spool, per request and over all such requests. */
+  UPLOAD_ANONYMOUS_KB: z.coerce.number().min(0).default(1024),
+  UPLOAD_ANONYMOUS_TOTAL_MB: z.coerce.number().min(0).default(32),
+  /** Bounds of one CSV record: a cell, a whole record (or physical line), the columns. */
+  CSV_MAX_CELL_KB: z.coerce.number().positive().default(64),
+  CSV_MAX_RECORD_KB: z.coerce.number().positive().default(1024),
+  CSV_MAX_COLUMNS: z.coerce.number().int().min(1).max(1599).default(1000),
   /** Training threads this process runs; 0 makes an API-only process. */
   WORKERS: z.coerce.number().int().min(0).max(64).default(1),
   /**
@@ -67,11 +79,24 @@ export interface Config {
   llmModel: string;
   llmTimeoutMs: number;
   maxUploadBytes: number;
+  uploads: UploadLimits;
   workers: number;
   trainingNice: number;
   jobStaleAfterMs: number;
   jobRecoverEveryMs: number;
   rateLimitLogin: number;
+}
+
+/** The upload spool and CSV record bounds (src/domain/data/upload-spool.ts, csv-ingest.ts). */
+export interface UploadLimits {
+  spoolDir: string;
+  userSpoolBytes: number;
+  totalSpoolBytes: number;
+  anonymousBytes: number;
+  anonymousTotalBytes: number;
+  maxCellBytes: number;
+  maxRecordBytes: number;
+  maxColumns: number;
 }
 
 export class ConfigError extends Error {}
@@ -103,6 +128,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     llmModel: e.LLM_MODEL,
     llmTimeoutMs: e.LLM_TIMEOUT_MS,
     maxUploadBytes: Math.round(e.MAX_UPLOAD_MB * 1024 * 1024),
+    uploads: {
+      spoolDir: path.join(e.DATA_DIR, 'spool'),
+      userSpoolBytes: Math.round(e.UPLOAD_SPOOL_USER_MB * 1024 * 1024),
+      totalSpoolBytes: Math.round(e.UPLOAD_SPOOL_TOTAL_MB * 1024 * 1024),
+      anonymousBytes: Math.round(e.UPLOAD_ANONYMOUS_KB * 1024),
+      anonymousTotalBytes: Math.round(e.UPLOAD_ANONYMOUS_TOTAL_MB * 1024 * 1024),
+      maxCellBytes: Math.round(e.CSV_MAX_CELL_KB * 1024),
+      maxRecordBytes: Math.round(e.CSV_MAX_RECORD_KB * 1024),
+      maxColumns: e.CSV_MAX_COLUMNS,
+    },
     workers: e.WORKERS,
     trainingNice: e.TRAINING_NICE,
     jobStaleAfterMs: e.JOB_STALE_AFTER_MS,

@@ -122,6 +122,7 @@ export function buildServices(deps: ServiceDeps) {
   const data = createDataService({
     repository: createDataRepository(deps.database),
     maxUploadBytes: config.maxUploadBytes,
+    uploads: config.uploads,
     onQueued: jobSignals.onQueued,
   });
 

@@ -1,14 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { statfs, unlink } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { MultipartFile, Multipart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import type { Caller } from '../../domain/caller.js';
 import { AppError, Errors } from '../../domain/errors.js';
-import type { UploadFile } from '../../domain/data/data.service.js';
 import { p, parseParams } from '../../http/params.js';
 import { guard, presentedSession } from '../../http/route.js';
 import type { Services } from '../../services.js';
@@ -17,9 +11,10 @@ import type { Services } from '../../services.js';
 const FILE_FIELD = /^servicefile(\d+|\[\d*\])?$/i;
 
 /**
- * POST /data: reads the multipart stream itself so each file goes straight into the database as it
- * arrives. A file that comes before `session`/`job_id` are known is spooled to a temporary file (bounded
- * by the upload limit) and stored once they are; files after that stream directly.
+ * POST /data: every file is received into the upload spool (checked as it arrives, refused at its first
+ * bad line), and stored only once the whole request is in, so no database work waits on the client's
+ * bytes. The caller is authenticated as soon as a session is presented (query, cookie, bearer, or a field
+ * before the file); a file that comes before any session gets only the small anonymous allowance.
  */
 export async function receiveUpload<S extends z.ZodType>(
   request: FastifyRequest,
@@ -28,97 +23,62 @@ export async function receiveUpload<S extends z.ZodType>(
 ): Promise<string> {
   if (!request.isMultipart()) throw Errors.invalidParameter('Servicefile', 'send the CSV file as multipart/form-data');
   const fields: Record<string, unknown> = { ...(request.query as Record<string, unknown>) };
-  const parts = request.parts()[Symbol.asyncIterator]();
-  const spooled: { label: string; file: string; truncated: boolean }[] = [];
-  const ready = () => presentedSession(request, fields) !== undefined && fields.job_id !== undefined && fields.job_id !== '';
+  const upload = services.data.spool.open();
+  let caller: Caller | undefined;
+  let checkedJob = false;
   const addField = (part: Multipart) => {
     if (part.type === 'field') fields[part.fieldname] = typeof part.value === 'string' ? part.value : String(part.value);
   };
-  const checkFileField = (part: MultipartFile) => {
-    if (!FILE_FIELD.test(part.fieldname)) {
-      part.file.resume();
-      throw Errors.invalidParameter(part.fieldname, "is not a file field of this upload; send the CSV as 'Servicefile'");
+  /** Who sends, as soon as a session is presented; whether the job is theirs, as soon as job_id is there too. */
+  const identify = async () => {
+    if (!caller && presentedSession(request, fields) !== undefined) {
+      caller = (await guard(request, 'session', fields))!;
+      upload.claim(caller.userId);
+    }
+    const jobId = Number(fields.job_id);
+    if (caller && !checkedJob && Number.isSafeInteger(jobId) && jobId > 0) {
+      await services.data.checkUploadTarget(caller, jobId);
+      checkedJob = true;
     }
   };
-  const asUpload = (part: MultipartFile): UploadFile => ({
-    label: part.filename || part.fieldname,
-    stream: part.file,
-    truncated: () => part.file.truncated,
-  });
 
   try {
-    let first: MultipartFile | undefined;
-    while (!first) {
-      const next = await parts.next();
-      if (next.done) break;
-      const part = next.value;
+    await identify();
+    for await (const part of request.parts()) {
       if (part.type === 'field') {
         addField(part);
         continue;
       }
-      checkFileField(part);
-      if (ready()) {
-        first = part;
-        break;
+      if (!FILE_FIELD.test(part.fieldname)) {
+        part.file.resume();
+        throw Errors.invalidParameter(part.fieldname, "is not a file field of this upload; send the CSV as 'Servicefile'");
       }
-      await ensureSpoolRoom(part, services.data.uploadLimitBytes);
-      const file = path.join(os.tmpdir(), `mtcs-upload-${randomBytes(8).toString('hex')}.csv`);
-      spooled.push({ label: part.filename || part.fieldname, file, truncated: false });
-      await pipeline(part.file, createWriteStream(file));
-      spooled[spooled.length - 1]!.truncated = part.file.truncated;
+      await identify();
+      await upload.add(asUpload(part));
     }
 
-    const caller = await guard(request, 'session', fields);
+    caller ??= (await guard(request, 'session', fields))!;
+    upload.claim(caller.userId);
     const params = parseParams(options.params, fields);
     const jobId = (params as { job_id: number }).job_id;
-
-    async function* files(): AsyncGenerator<UploadFile> {
-      for (const s of spooled) yield { label: s.label, stream: createReadStream(s.file), truncated: () => s.truncated };
-      if (first) yield asUpload(first);
-      for (let next = await parts.next(); !next.done; next = await parts.next()) {
-        const part = next.value;
-        if (part.type === 'field') {
-          addField(part);
-          continue;
-        }
-        checkFileField(part);
-        yield asUpload(part);
-      }
-    }
-
-    const stored = await services.data.upload(caller!, {
-      jobId,
-      files: files(),
-      get expectedFiles() {
-        return options.expectedFiles(parseParams(options.params, fields));
-      },
-    });
+    const stored = await services.data.upload(caller, { jobId, files: upload.files, expectedFiles: options.expectedFiles(params) });
     return `Data stored for job ${jobId}: ${stored.rows} rows, ${stored.columns} columns from ${stored.files} file${stored.files === 1 ? '' : 's'}`;
   } catch (error) {
     // A cut multipart body surfaces as a stream error; it is the client's upload that failed.
-    if (!(error instanceof AppError) && /Unexpected end of form|Part terminated early|aborted/i.test((error as Error)?.message ?? '')) {
+    if (!(error instanceof AppError) && /Unexpected end of form|Part terminated early|aborted|premature close/i.test((error as Error)?.message ?? '')) {
       throw Errors.invalidUpload('the upload was cut off before it ended; nothing was stored');
     }
     throw error;
   } finally {
-    await Promise.all(spooled.map((s) => unlink(s.file).catch(() => undefined)));
+    await upload.discard();
   }
 }
 
-/**
- * A spooled file may grow to the upload limit: refuse it up front when the temporary directory's disk
- * has less free space than that, rather than fill the disk and fail halfway.
- */
-async function ensureSpoolRoom(part: MultipartFile, limitBytes: number): Promise<void> {
-  const disk = await statfs(os.tmpdir());
-  const free = disk.bavail * disk.bsize;
-  if (free >= limitBytes) return;
-  part.file.resume();
-  // The caller is not authenticated yet: name the public limit, not the server's free space.
-  throw Errors.unavailable(
-    `not enough free disk space to receive an upload of up to ${Math.round(limitBytes / 1024 / 1024)} MB; try again later, or send session and job_id before Servicefile so the file streams straight to the database`,
-  );
-}
+const asUpload = (part: MultipartFile) => ({
+  label: part.filename || part.fieldname,
+  stream: part.file,
+  truncated: () => part.file.truncated,
+});
 
 /** Comma-separated text, or a JSON array of strings. */
 export function listOf(text: string): string[] {

@@ -34,9 +34,25 @@ export interface CsvStream {
   stats: { rows: number; encoding: CsvEncoding };
 }
 
-/** Longest line accepted, to keep a file without line breaks from filling memory. */
-const MAX_LINE_BYTES = 8 * 1024 * 1024;
-export const MAX_COLUMNS = 1000;
+/**
+ * Bounds of one record, so that memory per upload stays bounded whatever the file holds (one quoted
+ * cell spanning 20,000 lines is still one record). Configured by CSV_MAX_CELL_KB, CSV_MAX_RECORD_KB and
+ * CSV_MAX_COLUMNS; a physical line is bounded by the record size too.
+ */
+export interface CsvLimits {
+  maxCellBytes: number;
+  maxRecordBytes: number;
+  maxColumns: number;
+}
+export const DEFAULT_CSV_LIMITS: CsvLimits = { maxCellBytes: 64 * 1024, maxRecordBytes: 1024 * 1024, maxColumns: 1000 };
+export const MAX_COLUMNS = DEFAULT_CSV_LIMITS.maxColumns;
+
+/** "64 KB", "1 MB", "1.5 MB": limits as people read them. */
+export const sizeText = (bytes: number) =>
+  bytes >= 1024 * 1024 ? `${Number((bytes / 1024 / 1024).toFixed(1))} MB` : bytes >= 1024 ? `${Number((bytes / 1024).toFixed(1))} KB` : `${bytes} bytes`;
+
+/** Thrown by lineBlocks, which does not count lines; openCsv names the line. */
+class LineTooLong extends Error {}
 const NEWLINE = Buffer.from('\n');
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -46,7 +62,7 @@ const tooLarge = (budget: UploadBudget) =>
   Errors.uploadTooLarge(`the files exceed the maximum upload size of ${Math.round(budget.limitBytes / 1024 / 1024)} MB`);
 
 /** Complete lines in blocks as they arrive (every block ends with a line break), within the budget. */
-async function* lineBlocks(source: AsyncIterable<Buffer | string>, label: string, budget: UploadBudget): AsyncGenerator<Buffer> {
+async function* lineBlocks(source: AsyncIterable<Buffer | string>, maxLineBytes: number, budget: UploadBudget): AsyncGenerator<Buffer> {
   let carry: Buffer | null = null;
   for await (const raw of source) {
     const chunk = typeof raw === 'string' ? Buffer.from(raw) : raw;
@@ -55,7 +71,7 @@ async function* lineBlocks(source: AsyncIterable<Buffer | string>, label: string
     const cut = chunk.lastIndexOf(10);
     if (cut === -1) {
       carry = carry ? Buffer.concat([carry, chunk]) : chunk;
-      if (carry.length > MAX_LINE_BYTES) throw Errors.invalidUpload(`'${label}' has a line longer than 8 MB (is it a CSV file?)`);
+      if (carry.length > maxLineBytes) throw new LineTooLong();
       continue;
     }
     // Only the line split across chunks is copied; the rest is handed on as a view (less garbage, less RSS).
@@ -84,7 +100,7 @@ export function sniffDelimiter(line: string): CsvDelimiter {
 }
 
 /** Header names, checked: present, not empty, unique (ignoring case), not all numbers. */
-export function readHeader(line: string, delimiter: CsvDelimiter, label: string): string[] {
+export function readHeader(line: string, delimiter: CsvDelimiter, label: string, maxColumns = MAX_COLUMNS): string[] {
   let records: string[][];
   try {
     const parsed: unknown = parseSync(line, { delimiter, relax_column_count: true });
@@ -95,7 +111,7 @@ export function readHeader(line: string, delimiter: CsvDelimiter, label: string)
   // Data lines are checked for NUL as they stream; the header is read apart, and Postgres cannot store NUL.
   if (line.includes('\u0000')) throw Errors.invalidUpload(`the header row of '${label}' contains a NUL byte (is it a CSV file?)`);
   const names = (records[0] ?? []).map((name) => name.trim());
-  if (names.length > MAX_COLUMNS) throw Errors.invalidUpload(`'${label}' has ${names.length} columns; at most ${MAX_COLUMNS} are allowed`);
+  if (names.length > maxColumns) throw Errors.invalidUpload(`'${label}' line 1: the header has ${names.length} columns; at most ${maxColumns} are allowed`);
   const seen = new Map<string, number>();
   names.forEach((name, i) => {
     if (name === '') throw Errors.invalidUpload(`column ${i + 1} of the header row of '${label}' has no name`);
@@ -125,9 +141,17 @@ function cellEscaper(delimiter: CsvDelimiter): (cell: string) => string {
  * the rows as COPY lines. Encoding: a UTF-8 BOM or valid UTF-8 means UTF-8, otherwise Latin-1 (decided
  * at the first non-ASCII block; ASCII reads alike in both), always handed on as UTF-8.
  */
-export async function openCsv(source: AsyncIterable<Buffer | string>, options: { label: string; budget: UploadBudget }): Promise<CsvStream> {
+export async function openCsv(
+  source: AsyncIterable<Buffer | string>,
+  options: { label: string; budget: UploadBudget; limits?: CsvLimits },
+): Promise<CsvStream> {
   const { label } = options;
-  const blocks = lineBlocks(source, label, options.budget)[Symbol.asyncIterator]();
+  const { maxCellBytes, maxRecordBytes, maxColumns } = options.limits ?? DEFAULT_CSV_LIMITS;
+  const blocks = lineBlocks(source, maxRecordBytes, options.budget)[Symbol.asyncIterator]();
+  const atLine = (n: number, why: string) => Errors.invalidUpload(`'${label}' line ${n}: ${why}`);
+  const cellTooLong = (n: number) => atLine(n, `a cell is longer than ${sizeText(maxCellBytes)}`);
+  const recordTooLong = (n: number) => atLine(n, `a record is longer than ${sizeText(maxRecordBytes)}`);
+  const lineTooLong = (n: number) => atLine(n, `a line is longer than ${sizeText(maxRecordBytes)} (is it a CSV file?)`);
   const stats: CsvStream['stats'] = { rows: 0, encoding: 'ascii' };
   let decided: 'utf-8' | 'latin1' | undefined;
   let offset = 0;
@@ -148,8 +172,15 @@ export async function openCsv(source: AsyncIterable<Buffer | string>, options: {
   let line = 0;
   let headerText: string | undefined;
   let rest: Buffer | undefined;
+  const nextBlock = async (linesRead: number) => {
+    try {
+      return await blocks.next();
+    } catch (error) {
+      throw error instanceof LineTooLong ? lineTooLong(linesRead + 1) : error;
+    }
+  };
   for (let first = true; headerText === undefined; first = false) {
-    const next = await blocks.next();
+    const next = await nextBlock(line);
     if (next.done) throw Errors.invalidUpload(`'${label}' is empty: a header row with the column names is required`);
     let block = next.value;
     if (first) {
@@ -175,7 +206,8 @@ export async function openCsv(source: AsyncIterable<Buffer | string>, options: {
     }
   }
   const delimiter = sniffDelimiter(headerText);
-  const header = readHeader(headerText, delimiter, label);
+  if (Buffer.byteLength(headerText) > maxRecordBytes) throw recordTooLong(line);
+  const header = readHeader(headerText, delimiter, label, maxColumns);
   const expected = header.length;
 
   const ragged = (at: number, fields: number) =>
@@ -188,24 +220,31 @@ export async function openCsv(source: AsyncIterable<Buffer | string>, options: {
     const len = b.length;
     let w = 0;
     let lineStart = 0;
+    let cellStart = 0;
     let count = 0;
     for (let r = 0; r < len; r++) {
       const c = b[r]!;
-      if (c === delimiterByte) count++;
-      else if (c < 14) {
+      if (c === delimiterByte) {
+        count++;
+        if (w - cellStart > maxCellBytes) throw cellTooLong(line + 1);
+        cellStart = w + 1;
+      } else if (c < 14) {
         if (c === 10) {
           line++;
           let end = w;
           if (end > lineStart && b[end - 1] === 13) end--;
           if (end === lineStart) {
             w = lineStart;
+            cellStart = w;
             count = 0;
             continue;
           }
           if (count !== k) throw ragged(line, count + 1);
+          if (end - cellStart > maxCellBytes) throw cellTooLong(line);
+          if (end - lineStart > maxRecordBytes) throw recordTooLong(line);
           b[end] = 10;
           w = end + 1;
-          lineStart = w;
+          lineStart = cellStart = w;
           count = 0;
           stats.rows++;
           continue;
@@ -222,18 +261,39 @@ export async function openCsv(source: AsyncIterable<Buffer | string>, options: {
   const escape = cellEscaper(delimiter);
   async function* parsed(first: Buffer): AsyncGenerator<Buffer> {
     const lineOffset = line;
+    // The record's length in UTF-16 units bounds its bytes from below; a cell over the limit in bytes is
+    // at least maxCellBytes/3 units long, so only such cells are measured exactly.
+    const cellUnits = Math.floor(maxCellBytes / 3);
     const toLine = (record: string[], context: InfoRecord): string => {
       if (record.length !== expected) throw ragged(lineOffset + context.lines, record.length);
+      for (const cell of record) {
+        if (cell.length > cellUnits && Buffer.byteLength(cell) > maxCellBytes) throw cellTooLong(lineOffset + context.lines);
+      }
       let out = escape(record[0]!);
       for (let i = 1; i < record.length; i++) out += delimiter + escape(record[i]!);
       return `${out}\n`;
     };
-    const options: Options = { delimiter, relax_column_count: true, skip_empty_lines: true, on_record: toLine as unknown as Options['on_record'] };
+    const options: Options = {
+      delimiter,
+      relax_column_count: true,
+      skip_empty_lines: true,
+      // Bounds what csv-parse buffers for one record (a quoted cell over thousands of lines included).
+      max_record_size: maxRecordBytes,
+      on_record: toLine as unknown as Options['on_record'],
+    };
     const parser = parse(options);
+    let fedLines = lineOffset;
     const feed = Readable.from(
       (async function* () {
         yield first;
-        for (let next = await blocks.next(); !next.done; next = await blocks.next()) yield normalize(next.value);
+        for (let at = first.indexOf(10); at !== -1; at = first.indexOf(10, at + 1)) fedLines++;
+        for (;;) {
+          const next = await nextBlock(fedLines);
+          if (next.done) break;
+          const block = normalize(next.value);
+          yield block;
+          for (let at = block.indexOf(10); at !== -1; at = block.indexOf(10, at + 1)) fedLines++;
+        }
       })(),
     );
     feed.on('error', (error) => parser.destroy(error));
@@ -250,7 +310,8 @@ export async function openCsv(source: AsyncIterable<Buffer | string>, options: {
       }
     } catch (error) {
       if (error instanceof AppError) throw error;
-      const e = error as { message?: string; lines?: number };
+      const e = error as { message?: string; lines?: number; code?: string };
+      if (e.code === 'CSV_MAX_RECORD_SIZE') throw recordTooLong(lineOffset + (e.lines ?? 0));
       const where = typeof e.lines === 'number' ? ` near line ${lineOffset + e.lines}` : '';
       throw Errors.invalidUpload(`'${label}' is not valid CSV${where}: ${e.message ?? 'parse error'}`);
     } finally {
@@ -263,7 +324,7 @@ export async function openCsv(source: AsyncIterable<Buffer | string>, options: {
     let block = rest;
     for (;;) {
       if (block === undefined) {
-        const next = await blocks.next();
+        const next = await nextBlock(line);
         if (next.done) break;
         block = normalize(next.value);
       }

@@ -1,3 +1,5 @@
+import { randomInt } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { sql, type CompiledQuery, type Compilable, type RawBuilder, type Selectable } from 'kysely';
@@ -45,6 +47,40 @@ function copySql(table: number, columns: number, delimiter: string, target: stri
 /** PGlite reads COPY data from a Blob; batches keep memory bounded. */
 const PGLITE_BATCH_BYTES = 8 * 1024 * 1024;
 
+/**
+ * A spooled upload is copied into the embedded database in batches this large, each taking its one
+ * connection on its own, so other requests get their turn between batches (bench/ingest, docs/benchmarks.md).
+ */
+const PGLITE_STAGING_BATCH_BYTES = 1024 * 1024;
+
+/**
+ * An upload's rows are copied into a staging table outside any transaction, then renamed to its
+ * data_rows_<id> in the short transaction that makes it the job's input. Named from integers only.
+ */
+const STAGING = /^data_staging_(\d+)_(\d+)$/;
+const stagingTable = (name: string) => {
+  if (!STAGING.test(name)) throw new Error(`not a staging table: ${name}`);
+  return sql.table(name);
+};
+/** On Postgres other processes may be staging: only tables older than this are left over by a crash. */
+const STALE_STAGING_MS = 60 * 60 * 1000;
+
+/** Blocks of whole lines (each ends with a line break) of at most about `size` bytes, from a file. */
+async function* lineBatches(file: string, size: number): AsyncGenerator<Buffer> {
+  let carry: Buffer | undefined;
+  for await (const raw of createReadStream(file, { highWaterMark: size })) {
+    const chunk = carry ? Buffer.concat([carry, raw as Buffer]) : (raw as Buffer);
+    const cut = chunk.lastIndexOf(10);
+    if (cut === -1) {
+      carry = chunk;
+      continue;
+    }
+    yield chunk.subarray(0, cut + 1);
+    carry = cut + 1 < chunk.length ? chunk.subarray(cut + 1) : undefined;
+  }
+  if (carry && carry.length > 0) yield carry;
+}
+
 function pgliteRunner(database: DatabaseHandle, execute: (q: Query) => Promise<{ rows: unknown[] }>): Runner {
   const pglite = database.pglite!;
   return {
@@ -77,7 +113,8 @@ export function createDataRepository(database: DatabaseHandle) {
 
   const poolRunner: Runner =
     database.kind === 'pglite'
-      ? pgliteRunner(database, (q) => database.pglite!.query(q.sql, q.parameters as unknown[]))
+      ? // Through Kysely's driver, whose lock keeps these statements out of another request's transaction.
+        pgliteRunner(database, async (q) => ({ rows: (await db.executeQuery(q)).rows }))
       : {
           async run<R>(query: Query) {
             return (await database.pool!.query(query.sql, query.parameters as unknown[])).rows as R[];
@@ -97,6 +134,20 @@ export function createDataRepository(database: DatabaseHandle) {
     /** Uploading data is what queues a created job for training: the jobs area's one Created -> Pending statement. */
     async markJobPending(jobId: number): Promise<void> {
       await runner.run(compile(markPendingQuery(db, jobId)));
+    },
+
+    /** The job's new input from a filled staging table: a dataset row, and the table renamed to its rows table. */
+    async adoptStaging(input: { jobId: number; columns: DatasetColumn[]; source: string; staging: string; rows: number }): Promise<number> {
+      const [row] = await runner.run<{ id: number }>(
+        compile(
+          db
+            .insertInto('datasets')
+            .values({ job_id: input.jobId, kind: 'input', columns: JSON.stringify(input.columns), source: input.source, row_count: input.rows })
+            .returning('id'),
+        ),
+      );
+      await runner.run(compile(sql`alter table ${stagingTable(input.staging)} rename to ${rowsTable(row!.id)}`));
+      return row!.id;
     },
 
     async createDataset(input: { jobId: number; kind: DatasetKind; columns: DatasetColumn[]; source: string; width: number }): Promise<number> {
@@ -214,6 +265,61 @@ export function createDataRepository(database: DatabaseHandle) {
       } finally {
         client.release(healthy ? undefined : true);
       }
+    },
+
+    /** An empty staging table of `width` text columns, committed at once; answers its name. */
+    async createStaging(width: number): Promise<string> {
+      const name = `data_staging_${Date.now()}_${randomInt(2 ** 31)}`;
+      const cells = Array.from({ length: width }, (_, i) => sql`${cellRef(i + 1)} text`);
+      await poolRunner.run(compile(sql`create table ${stagingTable(name)} (ord integer generated always as identity, ${sql.join(cells)})`));
+      return name;
+    },
+
+    /**
+     * COPY a spool file (COPY text lines) into a staging table. No transaction: on the embedded
+     * database each batch takes the one connection alone, on Postgres one pooled connection for the COPY.
+     */
+    async copyIntoStaging(staging: string, width: number, delimiter: CsvDelimiter, file: string): Promise<void> {
+      const match = STAGING.exec(staging);
+      if (!match) throw new Error(`not a staging table: ${staging}`);
+      const list = Array.from({ length: width }, (_, i) => `c${i + 1}`).join(', ');
+      const copy = (target: string) => `copy ${staging} (${list}) from ${target} with (format text, delimiter ${DELIMITER_SQL[delimiter]})`;
+      if (database.kind === 'pglite') {
+        const pglite = database.pglite!;
+        for await (const batch of lineBatches(file, PGLITE_STAGING_BATCH_BYTES)) {
+          await db.connection().execute(() => pglite.query(copy(`'/dev/blob'`), [], { blob: new Blob([batch]) }));
+        }
+        return;
+      }
+      const client = await database.pool!.connect();
+      let healthy = true;
+      try {
+        await pipeline(createReadStream(file), client.query(copyStreams.from(copy('stdin'))));
+      } catch (error) {
+        // A server error (a bad row) leaves the connection usable; anything else may not.
+        healthy = typeof (error as { code?: unknown }).code === 'string';
+        throw error;
+      } finally {
+        client.release(healthy ? undefined : true);
+      }
+    },
+
+    async dropStaging(staging: string): Promise<void> {
+      await poolRunner.run(compile(sql`drop table if exists ${stagingTable(staging)}`));
+    },
+
+    /** At start: staging tables a crashed process left (all of them on the embedded database, which is this process's alone). */
+    async dropStaleStaging(): Promise<number> {
+      const tables = await poolRunner.run<{ name: string }>(compile(sql`select tablename as name from pg_tables where tablename like 'data\_staging\_%'`));
+      let dropped = 0;
+      for (const { name } of tables) {
+        const match = STAGING.exec(name);
+        if (!match) continue;
+        if (database.kind !== 'pglite' && Date.now() - Number(match[1]) < STALE_STAGING_MS) continue;
+        await this.dropStaging(name);
+        dropped++;
+      }
+      return dropped;
     },
 
     async findJob(jobId: number): Promise<JobOwner | undefined> {

@@ -6,16 +6,12 @@ import { Errors } from '../errors.js';
 import { JOB_STATUS } from '../jobs/job-status.js';
 import { mayReach } from '../shared/access.js';
 import { applyMappings, datePartOf, defaultColumns, MAPPING_VALUES, parseMapping, type ColumnMapping } from './columns.js';
-import { copyLinesOf, openCsv, uploadBudget } from './csv-ingest.js';
+import { copyLinesOf, type CsvLimits } from './csv-ingest.js';
 import type { DataRepository, DatasetRow } from './data.repository.js';
 import { aggregateQuery, type ColumnsInfo } from './data-tables.js';
+import { createUploadSpool, type SpooledFile, type SpoolLimits } from './upload-spool.js';
 
-export interface UploadFile {
-  label: string;
-  stream: AsyncIterable<Buffer>;
-  /** True when the transport cut the file at its size limit. */
-  truncated?: () => boolean;
-}
+export type { UploadFile } from './upload-spool.js';
 
 export interface RowsQuery {
   jobId: number;
@@ -73,11 +69,15 @@ const NUMBER = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
 export interface DataServiceDeps {
   repository: DataRepository;
   maxUploadBytes: number;
+  /** The upload spool and the CSV record bounds (config.uploads). */
+  uploads: SpoolLimits & CsvLimits;
   /** Told after an upload made a job Pending (the jobs area's signal to a local runner). */
   onQueued?: (jobId: number) => void;
 }
 
-export function createDataService({ repository, maxUploadBytes, onQueued }: DataServiceDeps) {
+export function createDataService({ repository, maxUploadBytes, uploads, onQueued }: DataServiceDeps) {
+  const spool = createUploadSpool(uploads, { maxUploadBytes, csv: uploads });
+
   /** Consumers reach only their own jobs; someone else's job reads as missing. */
   async function ownedJob(caller: Caller, jobId: number) {
     const job = await repository.findJob(jobId);
@@ -125,50 +125,62 @@ export function createDataService({ repository, maxUploadBytes, onQueued }: Data
     /** MAX_UPLOAD_MB in bytes: the most one upload may take, also on the spool disk. */
     uploadLimitBytes: maxUploadBytes,
 
+    /** Where POST /data receives files before they are stored (upload-spool.ts). */
+    spool,
+
+    /** Refuses an upload for a job the caller cannot reach, or one that is running, before its file is read. */
+    async checkUploadTarget(caller: Caller, jobId: number): Promise<void> {
+      const job = await ownedJob(caller, jobId);
+      if (job.status === JOB_STATUS.Running) throw Errors.wrongState(`Job ${jobId} is running; abort it before uploading new data`);
+    },
+
     /**
-     * Stores one upload (one or more files with the same header) as the job's input, replacing the
-     * previous input, in one transaction: a rejected or cut upload leaves nothing behind.
+     * Stores one received upload (its spooled files, same header) as the job's input, replacing the
+     * previous input. The rows go into a staging table first, outside any transaction (on the embedded
+     * database in batches, other requests served between them); one short transaction then makes it the
+     * job's input and the job Pending. A rejected upload leaves nothing behind and the previous input stays.
      */
-    async upload(caller: Caller, input: { jobId: number; files: AsyncIterable<UploadFile>; expectedFiles?: number }) {
-      const { jobId } = input;
-      await ownedJob(caller, jobId);
-      const budget = uploadBudget(maxUploadBytes);
-      const stored = await repository.transaction(async (tx) => {
-        const job = await tx.lockJob(jobId);
-        if (!job) throw Errors.notFound('Job', jobId);
-        if (job.status === JOB_STATUS.Running) throw Errors.wrongState(`Job ${jobId} is running; abort it before uploading new data`);
-        await tx.deleteDatasets(jobId, 'input');
-        let target: { id: number; header: string[] } | undefined;
-        let files = 0;
-        for await (const file of input.files) {
-          files++;
-          const csv = await openCsv(file.stream, { label: file.label, budget });
-          if (!target) {
-            const columns = defaultColumns(csv.header);
-            const id = await tx.createDataset({ jobId, kind: 'input', columns, source: file.label, width: csv.header.length });
-            target = { id, header: csv.header };
-          } else if (csv.header.join('\u0000') !== target.header.join('\u0000')) {
-            throw Errors.invalidUpload(`'${file.label}' has the columns ${csv.header.join(', ')} but the first file has ${target.header.join(', ')}`);
-          }
+    async upload(caller: Caller, input: { jobId: number; files: readonly SpooledFile[]; expectedFiles?: number }) {
+      const { jobId, files } = input;
+      await this.checkUploadTarget(caller, jobId);
+      const first = files[0];
+      if (!first) throw Errors.missingParameter('Servicefile');
+      if (input.expectedFiles !== undefined && input.expectedFiles !== files.length) {
+        throw Errors.invalidParameter('file', `says ${input.expectedFiles} file${input.expectedFiles === 1 ? '' : 's'} but ${files.length} ${files.length === 1 ? 'was' : 'were'} sent`);
+      }
+      const width = first.header.length;
+      const staging = await repository.createStaging(width);
+      let rows = 0;
+      try {
+        for (const file of files) {
           try {
-            await tx.copyRows(target.id, target.header.length, csv.delimiter, csv.lines);
+            await repository.copyIntoStaging(staging, width, file.delimiter, file.path);
           } catch (error) {
-            // A file cut at the size limit ends mid-line: report the limit, not the broken last line.
-            if (!file.truncated?.()) throw asUploadError(error, file.label);
+            throw asUploadError(error, file.label);
           }
-          if (file.truncated?.()) throw Errors.uploadTooLarge(`'${file.label}' exceeds the maximum upload size of ${Math.round(maxUploadBytes / 1024 / 1024)} MB`);
+          rows += file.rows;
         }
-        if (!target) throw Errors.missingParameter('Servicefile');
-        if (input.expectedFiles !== undefined && input.expectedFiles !== files) {
-          throw Errors.invalidParameter('file', `says ${input.expectedFiles} file${input.expectedFiles === 1 ? '' : 's'} but ${files} ${files === 1 ? 'was' : 'were'} sent`);
-        }
-        const rows = await tx.finishDataset(target.id);
-        await tx.markJobPending(jobId);
-        return { rows, columns: target.header.length, files };
-      });
+        await repository.transaction(async (tx) => {
+          const job = await tx.lockJob(jobId);
+          if (!job) throw Errors.notFound('Job', jobId);
+          if (job.status === JOB_STATUS.Running) throw Errors.wrongState(`Job ${jobId} is running; abort it before uploading new data`);
+          await tx.deleteDatasets(jobId, 'input');
+          await tx.adoptStaging({ jobId, columns: defaultColumns(first.header), source: first.label, staging, rows });
+          await tx.markJobPending(jobId);
+        });
+      } catch (error) {
+        await repository.dropStaging(staging).catch(() => undefined);
+        throw error;
+      }
       // After the commit, so a runner in this process claims the job at once instead of at its next poll.
       onQueued?.(jobId);
-      return stored;
+      return { rows, columns: width, files: files.length };
+    },
+
+    /** At start: spool files and staging tables a stopped or crashed process left behind. */
+    async removeStaleUploads(): Promise<{ files: number; tables: number }> {
+      const [removed, tables] = await Promise.all([spool.removeStale(), repository.dropStaleStaging()]);
+      return { files: removed, tables };
     },
 
     /** Values a `{column-name}` field of PUT /data may take (GET /data type=1 without a job). */
