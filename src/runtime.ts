@@ -111,5 +111,7 @@ export async function refreshJobGauges(runtime: Runtime, metrics: Metrics): Prom
   const rows = await runtime.services.jobs.countByStatus();
   metrics.jobsByStatus.reset();
   for (const row of rows) metrics.jobsByStatus.set({ status: String(row.status) }, row.n);
-  metrics.queueDepth.set(rows.find((r) => r.status === JOB_STATUS.Pending)?.n ?? 0);
+  const pending = rows.find((r) => r.status === JOB_STATUS.Pending);
+  metrics.queueDepth.set(pending?.n ?? 0);
+  metrics.queueAge.set(pending?.oldest ? Math.max(0, (Date.now() - new Date(pending.oldest).getTime()) / 1000) : 0);
 }

@@ -20,6 +20,7 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
     }),
     envelopeErrors: new Counter({ name: 'mtcs_envelope_errors_total', help: 'Replies with envelope status 1, by resource and error code', labelNames: ['version', 'resource', 'code'], registers: [registry] }),
     queueDepth: new Gauge({ name: 'mtcs_queue_depth', help: 'Jobs waiting to be trained (status Pending)', registers: [registry] }),
+    queueAge: new Gauge({ name: 'mtcs_queue_oldest_pending_seconds', help: 'Age of the oldest Pending job (since it was queued); 0 when none waits', registers: [registry] }),
     jobsByStatus: new Gauge({ name: 'mtcs_jobs', help: 'Jobs by status code', labelNames: ['status'], registers: [registry] }),
     trainingDuration: new Histogram({
       name: 'mtcs_training_duration_seconds',

@@ -231,11 +231,11 @@ export function createJobQueueRepository(db: Kysely<Database>) {
       });
     },
 
-    /** How many jobs are in each status (the metrics' queue gauges). */
-    async countByStatus(): Promise<{ status: number; n: number }[]> {
+    /** How many jobs are in each status, and since when the oldest of them was last changed (queued, for Pending): the metrics' queue gauges. */
+    async countByStatus(): Promise<{ status: number; n: number; oldest: Date | null }[]> {
       return db
         .selectFrom('jobs')
-        .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+        .select(['status', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.min('updated_at').as('oldest')])
         .groupBy('status')
         .execute();
     },
