@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 /**
@@ -56,6 +57,16 @@ const envSchema = z.object({
   JOB_RECOVER_EVERY_MS: z.coerce.number().int().min(100).default(10_000),
   /** Login / recovery attempts allowed per IP per minute. */
   RATE_LIMIT_LOGIN: z.coerce.number().int().min(1).default(20),
+  /** Failed logins for one e-mail from one client address, within LOGIN_FAILURE_WINDOW, before that pair is refused. */
+  LOGIN_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(10),
+  /** Seconds a failed login counts (pair limit and e-mail-wide slow-down). */
+  LOGIN_FAILURE_WINDOW: z.coerce.number().int().min(1).default(15 * 60),
+  /** Longest delay the e-mail-wide slow-down puts before a login's password check (every address, right password too). */
+  LOGIN_SLOWDOWN_MAX_MS: z.coerce.number().int().min(0).default(5000),
+  /** Password hashes (scrypt, ~128 MB and ~1 s each) computed at once by this process. */
+  PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(Math.min(4, Math.max(2, availableParallelism()))),
+  /** Password hashes allowed to wait for a slot; past it a login is refused with rate_limited. */
+  PASSWORD_HASH_QUEUE: z.coerce.number().int().min(0).default(8),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -85,6 +96,11 @@ export interface Config {
   jobStaleAfterMs: number;
   jobRecoverEveryMs: number;
   rateLimitLogin: number;
+  loginFailuresPerAddress: number;
+  loginFailureWindowMs: number;
+  loginSlowdownMaxMs: number;
+  passwordHashConcurrency: number;
+  passwordHashQueue: number;
 }
 
 /** The upload spool and CSV record bounds (src/domain/data/upload-spool.ts, csv-ingest.ts). */
@@ -143,5 +159,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobStaleAfterMs: e.JOB_STALE_AFTER_MS,
     jobRecoverEveryMs: e.JOB_RECOVER_EVERY_MS,
     rateLimitLogin: e.RATE_LIMIT_LOGIN,
+    loginFailuresPerAddress: e.LOGIN_FAILURES_PER_ADDRESS,
+    loginFailureWindowMs: e.LOGIN_FAILURE_WINDOW * 1000,
+    loginSlowdownMaxMs: e.LOGIN_SLOWDOWN_MAX_MS,
+    passwordHashConcurrency: e.PASSWORD_HASH_CONCURRENCY,
+    passwordHashQueue: e.PASSWORD_HASH_QUEUE,
   };
 }

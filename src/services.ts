@@ -4,7 +4,7 @@ import type { Metrics } from './observability/metrics.js';
 import { createJobSignals } from './domain/jobs/job-signals.js';
 import type { DatabaseHandle } from './db/database.js';
 import { createPasswordsService } from './domain/accounts/passwords.service.js';
-import type { PasswordHasher } from './domain/accounts/secrets.js';
+import { createBoundedHasher, type PasswordHasher } from './domain/accounts/secrets.js';
 import {
   createAuthAttemptsRepository,
   createPasswordTokensRepository,
@@ -74,7 +74,9 @@ export interface ServiceDeps {
  * whole wiring reads in one place. HTTP routes receive the result; nothing else builds services.
  */
 export function buildServices(deps: ServiceDeps) {
-  const { config, clock, hasher, mailer } = deps;
+  const { config, clock, mailer } = deps;
+  // Every place that hashes (login, registration, password change, recovery, admin CLI) shares one bound.
+  const hasher = createBoundedHasher(deps.hasher, { concurrency: config.passwordHashConcurrency, queue: config.passwordHashQueue });
   const db = deps.database.db;
   // --- logs (first: every other area reports its noteworthy events through `events`) ---
   const logsRepository = createLogsRepository(db);
@@ -94,6 +96,7 @@ export function buildServices(deps: ServiceDeps) {
     clock,
     events,
     ttlSeconds: config.sessionTtlSeconds,
+    limits: { failuresPerAddress: config.loginFailuresPerAddress, windowMs: config.loginFailureWindowMs, slowdownMaxMs: config.loginSlowdownMaxMs },
   });
   const users = createUsersService({ users: usersRepository, sessions: sessionsRepository, hasher, clock });
   const passwords = createPasswordsService({

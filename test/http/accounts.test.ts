@@ -344,16 +344,3 @@ describe('summaries', () => {
     expect(older.envelope.data.users).toBeUndefined();
   });
 });
-
-describe('rate limiting', () => {
-  it('locks an e-mail after repeated failed logins, answering the envelope', async () => {
-    const user = await ctx.createUser();
-    for (let i = 0; i < 10; i++) {
-      await ctx.request({ method: 'POST', url: `${CURRENT}/sessions.php`, ...form({ email: user.email, password: 'wrong' }) });
-    }
-    const res = await ctx.request({ method: 'POST', url: `${CURRENT}/sessions.php`, ...form({ email: user.email, password: user.password }) });
-    expect(res.statusCode).toBe(200);
-    expect(res.envelope.status).toBe(1);
-    expect(res.envelope.data).toMatch(/^Too many attempts; try again in \d+ seconds$/);
-  });
-});

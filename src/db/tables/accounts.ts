@@ -37,6 +37,8 @@ export interface AuthAttemptsTable {
   id: Generated<number>;
   kind: 'login' | 'recovery';
   subject: string;
+  /** The client address of a failed login (null for recovery mails and rows from before issue 22). */
+  address: string | null;
   created_at: Generated<Date>;
 }
 

@@ -9,8 +9,13 @@ import type { UsersRepository } from './users.repository.js';
 import { passwordChangedMail, recoveryMail } from '../../mail/templates.js';
 
 export const RECOVERY_TOKEN_TTL_MS = 60 * 60 * 1000;
-/** Recovery e-mails per address per hour; more are silently dropped (the reply never differs). */
+/**
+ * Recovery e-mails sent to one address per hour; more requests are silently dropped (the reply never
+ * differs). Only sent mails count, and each stays valid for the hour, so requests from someone else
+ * cannot keep the owner without a working link: they only bound the mail an inbox receives.
+ */
 const RECOVERY_MAILS_PER_HOUR = 3;
+const RECOVERY_WINDOW_MS = RECOVERY_TOKEN_TTL_MS;
 
 export function createPasswordsService(deps: {
   users: UsersRepository;
@@ -43,11 +48,11 @@ export function createPasswordsService(deps: {
     async requestRecovery(email: string): Promise<void> {
       const subject = email.trim().toLowerCase();
       const now = clock.now();
-      const recent = await attempts.countSince('recovery', subject, new Date(now.getTime() - 60 * 60 * 1000));
-      await attempts.record('recovery', subject);
-      if (recent >= RECOVERY_MAILS_PER_HOUR) return;
+      const since = new Date(now.getTime() - RECOVERY_WINDOW_MS);
+      if ((await attempts.countSince('recovery', subject, since)) >= RECOVERY_MAILS_PER_HOUR) return;
       const user = await users.findByEmail(subject);
       if (!user || !user.is_enabled) return;
+      await attempts.record('recovery', subject, now, since);
       const token = newToken();
       await tokens.create(user.id, hashToken(token), new Date(now.getTime() + RECOVERY_TOKEN_TTL_MS));
       await mailer.send(recoveryMail({ to: user.email, name: user.name, token, publicUrl: deps.publicUrl }));

@@ -1,4 +1,6 @@
 import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import pLimit from 'p-limit';
+import { Errors } from '../errors.js';
 
 const scrypt = (password: string, salt: Buffer, keylen: number, options: ScryptOptions) =>
   new Promise<Buffer>((resolve, reject) =>
@@ -43,4 +45,32 @@ export function newToken(): string {
 
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
+}
+
+/**
+ * At most `concurrency` hashes at once (each scrypt holds ~128 MB for ~1 s) and at most `queue` waiting;
+ * past that, refuse at once with `rate_limited` and a retry time instead of queueing memory. The retry
+ * time is the queue ahead of the caller at the recent hash duration.
+ */
+export function createBoundedHasher(inner: PasswordHasher, bound: { concurrency: number; queue: number }): PasswordHasher {
+  const limit = pLimit(bound.concurrency);
+  let averageMs = 1000;
+  const run = <T>(work: () => Promise<T>): Promise<T> => {
+    const ahead = limit.activeCount + limit.pendingCount;
+    if (ahead >= bound.concurrency + bound.queue) {
+      return Promise.reject(Errors.rateLimited(Math.max(1, Math.ceil((ahead / bound.concurrency) * (averageMs / 1000)))));
+    }
+    return limit(async () => {
+      const started = performance.now();
+      try {
+        return await work();
+      } finally {
+        averageMs = 0.8 * averageMs + 0.2 * (performance.now() - started);
+      }
+    });
+  };
+  return {
+    hash: (password) => run(() => inner.hash(password)),
+    verify: (password, stored) => run(() => inner.verify(password, stored)),
+  };
 }

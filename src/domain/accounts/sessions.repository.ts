@@ -111,8 +111,10 @@ export function createPasswordTokensRepository(db: Kysely<Database>) {
 
 export function createAuthAttemptsRepository(db: Kysely<Database>) {
   return {
-    async record(kind: 'login' | 'recovery', subject: string): Promise<void> {
-      await db.insertInto('auth_attempts').values({ kind, subject }).execute();
+    /** Records one attempt at `at` (the service's clock), dropping that subject's rows older than `forgetBefore`. */
+    async record(kind: 'login' | 'recovery', subject: string, at: Date, forgetBefore: Date, address: string | null = null): Promise<void> {
+      await db.insertInto('auth_attempts').values({ kind, subject, address, created_at: at }).execute();
+      await db.deleteFrom('auth_attempts').where('kind', '=', kind).where('subject', '=', subject).where('created_at', '<', forgetBefore).execute();
     },
     async countSince(kind: 'login' | 'recovery', subject: string, since: Date): Promise<number> {
       const row = await db
@@ -124,8 +126,34 @@ export function createAuthAttemptsRepository(db: Kysely<Database>) {
         .executeTakeFirstOrThrow();
       return row.n;
     },
-    async clear(kind: 'login' | 'recovery', subject: string): Promise<void> {
-      await db.deleteFrom('auth_attempts').where('kind', '=', kind).where('subject', '=', subject).execute();
+    /** Failed logins since `since`: for the e-mail from anywhere, and from that one address. */
+    async loginFailures(subject: string, address: string, since: Date): Promise<{ total: number; pair: number }> {
+      const row = await db
+        .selectFrom('auth_attempts')
+        .select((eb) => [eb.fn.countAll<number>().as('total'), eb.fn.countAll<number>().filterWhere('address', '=', address).as('pair')])
+        .where('kind', '=', 'login')
+        .where('subject', '=', subject)
+        .where('created_at', '>', since)
+        .executeTakeFirstOrThrow();
+      return { total: row.total, pair: row.pair };
+    },
+    /** When the `nth` newest failure of that pair since `since` happened: the pair frees up when it leaves the window. */
+    async nthNewestPairFailure(subject: string, address: string, since: Date, nth: number): Promise<Date | undefined> {
+      const row = await db
+        .selectFrom('auth_attempts')
+        .select('created_at')
+        .where('kind', '=', 'login')
+        .where('subject', '=', subject)
+        .where('address', '=', address)
+        .where('created_at', '>', since)
+        .orderBy('created_at', 'desc')
+        .offset(nth - 1)
+        .limit(1)
+        .executeTakeFirst();
+      return row?.created_at;
+    },
+    async clearPair(subject: string, address: string): Promise<void> {
+      await db.deleteFrom('auth_attempts').where('kind', '=', 'login').where('subject', '=', subject).where('address', '=', address).execute();
     },
   };
 }

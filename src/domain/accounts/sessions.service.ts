@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Errors } from '../errors.js';
 import type { Caller } from '../caller.js';
 import type { Clock, EventLog } from '../ports.js';
@@ -7,9 +8,10 @@ import type { SessionsRepository } from './sessions.repository.js';
 import type { UsersRepository } from './users.repository.js';
 import type { createAuthAttemptsRepository } from './sessions.repository.js';
 
-/** Failed logins per e-mail allowed in the window before the account is locked for the rest of it. */
-const LOGIN_FAILURES_ALLOWED = 10;
-const LOGIN_WINDOW_MS = 15 * 60 * 1000;
+/** E-mail-wide failures in the window before the slow-down starts (typos cost nothing). */
+const SLOWDOWN_FREE_FAILURES = 5;
+/** First delay of the slow-down; it doubles with every further failure up to `limits.slowdownMaxMs`. */
+const SLOWDOWN_BASE_MS = 250;
 /** Sliding expiry is written at most once a minute per session, keeping the session check a read. */
 const TOUCH_INTERVAL_MS = 60 * 1000;
 
@@ -21,6 +23,23 @@ export interface SessionsServiceDeps {
   clock: Clock;
   events: EventLog;
   ttlSeconds: number;
+  limits: LoginLimits;
+}
+
+/**
+ * Failed logins count per (e-mail, client address): a pair refused after `failuresPerAddress` in the
+ * window, so an attacker failing for someone else's e-mail exhausts only its own pair. E-mail-wide the
+ * failures only slow every check down (capped at `slowdownMaxMs`), never refuse the right password.
+ */
+export interface LoginLimits {
+  failuresPerAddress: number;
+  windowMs: number;
+  slowdownMaxMs: number;
+}
+
+export function slowdownMs(emailFailures: number, maxMs: number): number {
+  if (emailFailures < SLOWDOWN_FREE_FAILURES) return 0;
+  return Math.min(maxMs, SLOWDOWN_BASE_MS * 2 ** Math.min(20, emailFailures - SLOWDOWN_FREE_FAILURES));
 }
 
 export interface LoginResult {
@@ -29,7 +48,7 @@ export interface LoginResult {
 }
 
 export function createSessionsService(deps: SessionsServiceDeps) {
-  const { users, sessions, attempts, hasher, clock, events } = deps;
+  const { users, sessions, attempts, hasher, clock, events, limits } = deps;
   const ttlMs = deps.ttlSeconds * 1000;
   // A real hash to compare against when the e-mail is unknown, so timing does not reveal accounts.
   const dummyHash = hasher.hash('not-a-real-password');
@@ -37,14 +56,22 @@ export function createSessionsService(deps: SessionsServiceDeps) {
   return {
     async login(email: string, password: string, meta: { ip?: string; requestId?: string } = {}): Promise<LoginResult> {
       const subject = email.trim().toLowerCase();
+      const address = meta.ip ?? 'unknown';
       const now = clock.now();
-      const failures = await attempts.countSince('login', subject, new Date(now.getTime() - LOGIN_WINDOW_MS));
-      if (failures >= LOGIN_FAILURES_ALLOWED) throw Errors.rateLimited(Math.ceil(LOGIN_WINDOW_MS / 1000));
+      const since = new Date(now.getTime() - limits.windowMs);
+      const failures = await attempts.loginFailures(subject, address, since);
+      if (failures.pair >= limits.failuresPerAddress) {
+        const nth = await attempts.nthNewestPairFailure(subject, address, since, limits.failuresPerAddress);
+        const freeAt = (nth ?? now).getTime() + limits.windowMs;
+        throw Errors.rateLimited(Math.max(1, Math.ceil((freeAt - now.getTime()) / 1000)));
+      }
+      const delay = slowdownMs(failures.total, limits.slowdownMaxMs);
+      if (delay > 0) await sleep(delay);
 
       const user = await users.findCredentialsByEmail(subject);
       const valid = await hasher.verify(password, user?.password_hash ?? (await dummyHash));
       if (!user || !valid) {
-        await attempts.record('login', subject);
+        await attempts.record('login', subject, clock.now(), since, address);
         await events.record({
           type: 3,
           procedure: 'sessions.login',
@@ -54,7 +81,7 @@ export function createSessionsService(deps: SessionsServiceDeps) {
         throw Errors.invalidCredentials();
       }
       if (!user.is_enabled) throw Errors.userDisabled();
-      await attempts.clear('login', subject);
+      await attempts.clearPair(subject, address);
       const token = newToken();
       await sessions.create(user.id, hashToken(token), new Date(now.getTime() + ttlMs));
       return { token, user: { id: user.id, role: user.role, name: user.name, clientId: user.client_id } };
