@@ -16,10 +16,11 @@ import { startRuntime, type Runtime } from '../runtime.js';
 export const USAGE = `Usage: npm run admin -- <command> [options]
 
 Commands:
-  create-admin --email <e-mail> --password <password>
-      Create an administrator, or make an existing user an enabled administrator with that password.
-  reset-password --email <e-mail> --password <password>
-      Set a user's password (the user's other sessions are not ended; disable the user to do that).
+  create-admin --email <e-mail> <password option>
+      Create an administrator, or make an existing user an enabled administrator with that password
+      (ending that user's sessions).
+  reset-password --email <e-mail> <password option>
+      Set a user's password and end all of that user's sessions.
   list-users
       Print every user: id, e-mail, role, enabled, name.
   invoice --until <YYYY-MM-DD> [--tz <Area/City>]
@@ -31,20 +32,34 @@ Commands:
   --help
       Print this text.
 
-The database is the one the API uses (DATABASE_URL, else the embedded one under DATA_DIR).
+Password options (one of):
+  --password-stdin        read the password from standard input (one trailing newline is dropped)
+  --password-env <NAME>   read it from the environment variable NAME
+  --password <password>   on the command line: visible to every user of the machine (ps) and kept
+                          in the shell's history; prefer the two above
+
+The database is the one the API uses (DATABASE_URL, else the embedded one under DATA_DIR). The
+embedded database is opened by one process at a time: while the service runs on it, commands refuse
+(exit 1) instead of writing where the service would never see it; stop the service first, or use
+DATABASE_URL.
 Exit codes: 0 done, 1 failed, 2 usage error.
 `;
 
 export interface CliOutput {
   out(text: string): void;
   err(text: string): void;
+  /** Standard input, for --password-stdin (process.stdin by default). */
+  stdin?: NodeJS.ReadableStream;
 }
 
 class UsageError extends Error {}
+class CommandError extends Error {}
 
 const OPTIONS = {
   email: { type: 'string' },
   password: { type: 'string' },
+  'password-stdin': { type: 'boolean' },
+  'password-env': { type: 'string' },
   until: { type: 'string' },
   tz: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -54,6 +69,33 @@ function required(values: Record<string, unknown>, name: string): string {
   const value = values[name];
   if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`Missing --${name}`);
   return value;
+}
+
+const STDIN_LIMIT = 64 * 1024;
+
+/** The password from exactly one of --password-stdin, --password-env NAME or --password. */
+async function readPassword(values: Record<string, unknown>, env: NodeJS.ProcessEnv, stdin: NodeJS.ReadableStream): Promise<string> {
+  const given = ['password', 'password-stdin', 'password-env'].filter((name) => values[name] !== undefined);
+  if (given.length === 0) throw new UsageError('Missing --password-stdin, --password-env <NAME> or --password');
+  if (given.length > 1) throw new UsageError(`Give one of --password-stdin, --password-env and --password, not ${given.map((g) => `--${g}`).join(' and ')}`);
+  if (values['password-env'] !== undefined) {
+    const name = required(values, 'password-env');
+    const value = env[name];
+    if (value === undefined || value === '') throw new CommandError(`The environment variable ${name} (--password-env) is not set or empty`);
+    return value;
+  }
+  if (values['password-stdin']) {
+    let text = '';
+    for await (const chunk of stdin) {
+      text += String(chunk);
+      if (text.length > STDIN_LIMIT) throw new CommandError('Standard input is too long for a password (--password-stdin)');
+    }
+    // Like `docker login --password-stdin`: `echo secret |` adds one newline that is not part of it.
+    text = text.replace(/\r?\n$/, '');
+    if (text === '') throw new CommandError('Standard input held no password (--password-stdin)');
+    return text;
+  }
+  return required(values, 'password');
 }
 
 /** Runs one command; answers the exit code. `env` is what loadConfig reads (process.env by default). */
@@ -78,10 +120,10 @@ export async function runAdminCommand(
     switch (command) {
       case 'create-admin': {
         const email = required(values, 'email');
-        const password = required(values, 'password');
+        const password = await readPassword(values, env, io.stdin ?? process.stdin);
         assertStrongPassword(password, 'password');
         action = async ({ services }) => {
-          const { id, created } = await services.users.ensureAdmin(email, password);
+          const { id, created } = await services.users.ensureAdmin(email, password, { endSessions: true });
           await services.events.record({ type: 2, procedure: 'admin-cli.create-admin', text: `Administrator ${email} ${created ? 'created' : 'updated'} from the admin CLI` });
           return `Administrator ${email} ${created ? 'created' : 'updated'} (id ${id})\n`;
         };
@@ -89,14 +131,14 @@ export async function runAdminCommand(
       }
       case 'reset-password': {
         const email = required(values, 'email');
-        const password = required(values, 'password');
+        const password = await readPassword(values, env, io.stdin ?? process.stdin);
         assertStrongPassword(password, 'password');
         action = async ({ services }) => {
           const user = await services.users.findByEmail(email);
           if (!user) throw new CommandError(`No user with e-mail ${email}`);
           await services.users.setPassword(user.id, password);
           await services.events.record({ type: 2, procedure: 'admin-cli.reset-password', text: `Password of ${user.email} reset from the admin CLI`, userId: user.id });
-          return `Password of ${user.email} changed\n`;
+          return `Password of ${user.email} changed; all of that user's sessions ended\n`;
         };
         break;
       }
@@ -156,8 +198,6 @@ export async function runAdminCommand(
     await runtime?.close();
   }
 }
-
-class CommandError extends Error {}
 
 /** The CLI acts as an administrator of the service: the operator at the machine is one. */
 const OPERATOR = { userId: 0, role: 'admin', name: 'admin-cli', lastname: '', email: '', clientId: null, sessionId: 0, token: '' } as const;

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { lockEmbeddedDatabase } from './embedded-lock.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { Database } from './schema.js';
 
@@ -90,18 +91,27 @@ await (await PGlite.create({ dataDir: process.argv[1] })).close();`;
   }
 }
 
+/** A data directory is opened by one process at a time (embedded-lock.ts); in-memory ones need no lock. */
 export async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob } = {}): Promise<DatabaseHandle> {
-  if (options.dataDir) {
-    const dir = path.resolve(options.dataDir);
-    await mkdir(dir, { recursive: true });
-    if (!options.loadDataDir && !existsSync(path.join(dir, 'PG_VERSION'))) await initDataDir(dir);
+  let unlock: (() => Promise<void>) | undefined;
+  let pglite: PGlite;
+  try {
+    if (options.dataDir) {
+      const dir = path.resolve(options.dataDir);
+      await mkdir(dir, { recursive: true });
+      unlock = await lockEmbeddedDatabase(dir);
+      if (!options.loadDataDir && !existsSync(path.join(dir, 'PG_VERSION'))) await initDataDir(dir);
+    }
+    pglite = await PGlite.create({
+      dataDir: options.dataDir,
+      loadDataDir: options.loadDataDir,
+      startParams: PGLITE_START_PARAMS,
+      parsers: { [INT8_OID]: toNumber, [NUMERIC_OID]: toNumber },
+    });
+  } catch (error) {
+    await unlock?.();
+    throw error;
   }
-  const pglite = await PGlite.create({
-    dataDir: options.dataDir,
-    loadDataDir: options.loadDataDir,
-    startParams: PGLITE_START_PARAMS,
-    parsers: { [INT8_OID]: toNumber, [NUMERIC_OID]: toNumber },
-  });
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   return {
     kind: 'pglite',
@@ -114,6 +124,7 @@ export async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob
     async close() {
       await db.destroy();
       if (!pglite.closed) await pglite.close();
+      await unlock?.();
     },
   };
 }

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { Readable } from 'node:stream';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,9 +20,14 @@ afterAll(async () => {
 });
 
 async function run(...argv: string[]) {
+  return runWith({}, ...argv);
+}
+
+async function runWith(options: { stdin?: string; env?: NodeJS.ProcessEnv }, ...argv: string[]) {
   let out = '';
   let err = '';
-  const code = await runAdminCommand(argv, { out: (t) => void (out += t), err: (t) => void (err += t) }, env);
+  const stdin = Readable.from(options.stdin === undefined ? [] : [options.stdin]);
+  const code = await runAdminCommand(argv, { out: (t) => void (out += t), err: (t) => void (err += t), stdin }, { ...env, ...options.env });
   return { code, out, err };
 }
 
@@ -53,7 +59,8 @@ describe('admin CLI', () => {
     for (const [argv, reason] of [
       [[], 'No command given'],
       [['frobnicate'], "Unknown command 'frobnicate'"],
-      [['create-admin', '--email', 'x@example.com'], 'Missing --password'],
+      [['create-admin', '--email', 'x@example.com'], 'Missing --password-stdin, --password-env <NAME> or --password'],
+      [['create-admin', '--email', 'x@example.com', '--password', 'Str0ng-pass', '--password-stdin'], 'Give one of --password-stdin, --password-env and --password, not --password and --password-stdin'],
       [['list-users', 'extra'], "Unexpected argument 'extra'"],
       [['invoice', '--until', '2024-13-01'], "--until '2024-13-01' is not a date as YYYY-MM-DD"],
       [['invoice', '--until', '2024-01-31', '--tz', 'Mars/Base'], "--tz 'Mars/Base' is not a known time zone"],
@@ -76,7 +83,7 @@ describe('admin CLI', () => {
 
     expect(await run('reset-password', '--email', 'OPS@example.com', '--password', 'N3w-password')).toEqual({
       code: 0,
-      out: 'Password of ops@example.com changed\n',
+      out: "Password of ops@example.com changed; all of that user's sessions ended\n",
       err: '',
     });
     await withRuntime(async ({ services }) => {
@@ -116,6 +123,65 @@ describe('admin CLI', () => {
       const logged = await database.db.selectFrom('logs').select(['procedure', 'text']).where('procedure', 'like', 'admin-cli.%').orderBy('id').execute();
       expect(logged.map((l) => l.procedure)).toEqual(['admin-cli.create-admin', 'admin-cli.reset-password', 'admin-cli.invoice']);
       expect(JSON.stringify(logged)).not.toMatch(/Str0ng-pass|N3w-password/);
+    });
+  });
+});
+
+describe('admin CLI passwords and sessions (issue 22)', () => {
+  it('reads the password from standard input (one trailing newline dropped) and from a named environment variable', async () => {
+    expect(await runWith({ stdin: 'From-stdin-Passw0rd\n' }, 'reset-password', '--email', 'ops@example.com', '--password-stdin')).toMatchObject({ code: 0, err: '' });
+    await withRuntime(async ({ services }) => {
+      await expect(services.sessions.login('ops@example.com', 'From-stdin-Passw0rd')).resolves.toMatchObject({ user: { role: 'admin' } });
+    });
+    const fromEnv = await runWith({ env: { OPS_NEW_PASSWORD: 'From-env-Passw0rd' } }, 'create-admin', '--email', 'envops@example.com', '--password-env', 'OPS_NEW_PASSWORD');
+    expect(fromEnv).toMatchObject({ code: 0, out: expect.stringMatching(/^Administrator envops@example\.com created/) });
+    await withRuntime(async ({ services }) => {
+      await expect(services.sessions.login('envops@example.com', 'From-env-Passw0rd')).resolves.toMatchObject({ user: { role: 'admin' } });
+    });
+    expect(await runWith({}, 'reset-password', '--email', 'ops@example.com', '--password-env', 'NOT_SET_ANYWHERE')).toEqual({
+      code: 1,
+      out: '',
+      err: 'The environment variable NOT_SET_ANYWHERE (--password-env) is not set or empty\n',
+    });
+    expect(await runWith({ stdin: '\n' }, 'reset-password', '--email', 'ops@example.com', '--password-stdin')).toEqual({
+      code: 1,
+      out: '',
+      err: 'Standard input held no password (--password-stdin)\n',
+    });
+    // Weak passwords are refused whichever way they come.
+    expect((await runWith({ stdin: 'short' }, 'reset-password', '--email', 'ops@example.com', '--password-stdin')).code).toBe(1);
+  });
+
+  it('reset-password and create-admin over an existing user end all of that user\'s sessions', async () => {
+    const tokens = await withRuntime(async ({ services }) => [
+      (await services.sessions.login('ops@example.com', 'From-stdin-Passw0rd', { ip: '192.0.2.1' })).token,
+      (await services.sessions.login('ops@example.com', 'From-stdin-Passw0rd', { ip: '192.0.2.2' })).token,
+    ]);
+    expect(await runWith({ stdin: 'Reset-again-Passw0rd' }, 'reset-password', '--email', 'ops@example.com', '--password-stdin')).toMatchObject({ code: 0 });
+    await withRuntime(async ({ services }) => {
+      for (const token of tokens) await expect(services.sessions.authenticate(token)).rejects.toThrow();
+      const token = (await services.sessions.login('ops@example.com', 'Reset-again-Passw0rd')).token;
+      await expect(services.sessions.authenticate(token)).resolves.toMatchObject({ email: 'ops@example.com' });
+      tokens.splice(0, 2, token);
+    });
+    expect(await runWith({ env: { P: 'Admin-again-Passw0rd' } }, 'create-admin', '--email', 'ops@example.com', '--password-env', 'P')).toMatchObject({ code: 0 });
+    await withRuntime(async ({ services }) => {
+      await expect(services.sessions.authenticate(tokens[0])).rejects.toThrow();
+    });
+  });
+
+  it('refuses with exit code 1 while another opener holds the embedded database, and writes nothing', async () => {
+    const runtime = await startRuntime(loadConfig(env), pino({ level: 'silent' }));
+    try {
+      const result = await runWith({ env: { HELD_PW: 'Held-Passw0rd-1' } }, 'create-admin', '--email', 'held@example.com', '--password-env', 'HELD_PW');
+      expect(result.code).toBe(1);
+      expect(result.out).toBe('');
+      expect(result.err).toMatch(new RegExp(`\\(pid ${process.pid}, since [^)]+\\) holds the embedded database under ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}; stop it first, or use DATABASE_URL`));
+    } finally {
+      await runtime.close();
+    }
+    await withRuntime(async ({ services }) => {
+      expect(await services.users.findByEmail('held@example.com')).toBeUndefined();
     });
   });
 });

@@ -83,12 +83,17 @@ export function createUsersService(deps: {
       if (changes.enabled === false) await sessions.endAllForUser(targetId, clock.now());
     },
 
-    /** Used at start and by the admin CLI: create or update that administrator. */
-    async ensureAdmin(email: string, password: string): Promise<{ id: number; created: boolean }> {
+    /**
+     * Used at start and by the admin CLI: create or update that administrator. `endSessions` (the CLI)
+     * ends an existing user's sessions, as any password reset does; the start leaves them (it sets the
+     * same ADMIN_PASSWORD at every start).
+     */
+    async ensureAdmin(email: string, password: string, options: { endSessions?: boolean } = {}): Promise<{ id: number; created: boolean }> {
       const existing = await users.findByEmail(email);
       const passwordHash = await hasher.hash(password);
       if (existing) {
         await users.update(existing.id, { role: 'admin', is_enabled: true, password_hash: passwordHash });
+        if (options.endSessions) await sessions.endAllForUser(existing.id, clock.now());
         return { id: existing.id, created: false };
       }
       const id = await users.insert({ email, name: 'Administrator', lastname: '', phone: '', role: 'admin', password_hash: passwordHash });
@@ -100,8 +105,10 @@ export function createUsersService(deps: {
       return { id: raced.id, created: false };
     },
 
+    /** An operator's reset (admin CLI): whoever knew the old password keeps no session opened with it. */
     async setPassword(userId: number, password: string): Promise<void> {
       await users.update(userId, { password_hash: await hasher.hash(password) });
+      await sessions.endAllForUser(userId, clock.now());
     },
 
     countAdmins: () => users.countAdmins(),
