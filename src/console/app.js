@@ -316,7 +316,7 @@
     $('results').hidden = false;
     $('explanation').textContent = stat.Explanation || '';
     showLeaderboard(stat.Selection);
-    await Promise.all([showChart(jobId, stat.Selection), showForecast(jobId, stat.Selection)]);
+    await Promise.all([showChart(jobId, stat.Selection), showForecast(jobId, stat.Selection, stat.Explanation || '')]);
     $('results').dataset.ready = 'true';
   }
 
@@ -371,7 +371,7 @@
   }
 
   /** GET /data output=1 intervals=1: the forecast rows with their bounds, for the table, the band widths and the download. */
-  async function showForecast(jobId, selection) {
+  async function showForecast(jobId, selection, explanation) {
     try {
       const rows = await api('GET', 'data', { job_id: jobId, output: 1, intervals: 1 });
       if (jobId !== state.jobId) return;
@@ -392,19 +392,32 @@
         const tr = body.insertRow();
         for (const c of columns) cell(tr, row[c]);
       }
-      showIntervals(rows, selection);
+      showIntervals(rows, selection, explanation);
     } catch (error) {
       failed(error);
     }
   }
 
-  /** Per numeric output: how many forecast rows have bounds and how wide the 80% and 95% bands are. */
-  function showIntervals(rows, selection) {
+  /**
+   * How often each band held on the backtest: the selection's intervalCoverage when the reply carries it,
+   * else the figures the explanation line states for the column.
+   */
+  function coverageOf(output, explanation) {
+    const c = output.intervalCoverage;
+    if (c) return { p80: `${Math.round(c.p80 * 100)}%`, p95: `${Math.round(c.p95 * 100)}%`, rows: c.rows };
+    const escaped = output.column.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const m = new RegExp(`(?:^|; )${escaped}: [^;]*?; intervals on the backtest: 80% band held (\\d+%), 95% band held (\\d+%) of (\\d+) rows`).exec(explanation);
+    return m ? { p80: m[1], p95: m[2], rows: Number(m[3]) } : { p80: 'n/a', p95: 'n/a', rows: 0 };
+  }
+
+  /** Per numeric output: backtest coverage of the 80% and 95% bands, how many forecast rows have bounds and how wide they are. */
+  function showIntervals(rows, selection, explanation) {
     const box = $('intervals');
     box.replaceChildren();
-    const numeric = selection ? selection.outputs.filter((o) => o.kind === 'numeric').map((o) => o.column) : [];
+    const numeric = selection ? selection.outputs.filter((o) => o.kind === 'numeric') : [];
     const lines = [];
-    for (const column of numeric) {
+    for (const output of numeric) {
+      const column = output.column;
       const width = (level) => {
         const spans = rows
           .map((r) => Number(r[`${column}_hi${level}`]) - Number(r[`${column}_lo${level}`]))
@@ -413,7 +426,8 @@
       };
       const w80 = width(80);
       const w95 = width(95);
-      lines.push([column, `${w80.n} of ${rows.length}`, figure(w80.mean), figure(w80.last), figure(w95.mean), figure(w95.last)]);
+      const held = coverageOf(output, explanation);
+      lines.push([column, held.p80, held.p95, held.rows ? String(held.rows) : 'n/a', `${w80.n} of ${rows.length}`, figure(w80.mean), figure(w95.mean)]);
     }
     if (lines.length === 0) {
       box.textContent = 'This forecast has no prediction intervals (categorical outputs, or the single neural network).';
@@ -421,8 +435,8 @@
     }
     box.appendChild(
       table(
-        'Bands meant to hold the true value 80% and 95% of the time, sized from the backtest errors',
-        ['Output', 'Rows with bounds', 'Mean 80% width', 'Last 80% width', 'Mean 95% width', 'Last 95% width'],
+        'Bands meant to hold the true value 80% and 95% of the time: how often they held on the backtest, and their width on the forecast',
+        ['Output', 'Backtest: 80% band held', 'Backtest: 95% band held', 'Backtest rows', 'Forecast rows with bands', 'Mean 80% width', 'Mean 95% width'],
         lines,
       ),
     );
@@ -454,6 +468,7 @@
   async function loadJobs() {
     try {
       const jobs = await api('GET', 'jobs', { job_id: 0 });
+      $('jobs-table').caption.textContent = state.user && state.user.role === 'admin' ? 'Jobs of every user, newest first' : 'Your jobs, newest first';
       jobs.sort((a, b) => Number(b.Id) - Number(a.Id));
       const body = $('jobs-table').tBodies[0];
       body.replaceChildren();
