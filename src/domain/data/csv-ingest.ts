@@ -239,9 +239,9 @@ export async function openCsv(
             count = 0;
             continue;
           }
+          if (end - lineStart > maxRecordBytes) throw recordTooLong(line);
           if (count !== k) throw ragged(line, count + 1);
           if (end - cellStart > maxCellBytes) throw cellTooLong(line);
-          if (end - lineStart > maxRecordBytes) throw recordTooLong(line);
           b[end] = 10;
           w = end + 1;
           lineStart = cellStart = w;

@@ -267,37 +267,54 @@ export function createDataRepository(database: DatabaseHandle) {
       }
     },
 
-    /** An empty staging table of `width` text columns, committed at once; answers its name. */
-    async createStaging(width: number): Promise<string> {
+    /**
+     * Copies spooled files (COPY text lines) into a new staging table; answers its name. No job lock
+     * and no client in the loop: on the embedded database each batch takes the one connection alone,
+     * other requests run between them (a crash leaves a table, dropped at the next start); on Postgres
+     * one pooled connection creates and fills it in one transaction, so a crash leaves nothing.
+     * `failed` turns a file's COPY error into the caller's error.
+     */
+    async stage(width: number, files: readonly { delimiter: CsvDelimiter; path: string }[], failed: (error: unknown, file: number) => unknown): Promise<string> {
       const name = `data_staging_${Date.now()}_${randomInt(2 ** 31)}`;
       const cells = Array.from({ length: width }, (_, i) => sql`${cellRef(i + 1)} text`);
-      await poolRunner.run(compile(sql`create table ${stagingTable(name)} (ord integer generated always as identity, ${sql.join(cells)})`));
-      return name;
-    },
-
-    /**
-     * COPY a spool file (COPY text lines) into a staging table. No transaction: on the embedded
-     * database each batch takes the one connection alone, on Postgres one pooled connection for the COPY.
-     */
-    async copyIntoStaging(staging: string, width: number, delimiter: CsvDelimiter, file: string): Promise<void> {
-      const match = STAGING.exec(staging);
-      if (!match) throw new Error(`not a staging table: ${staging}`);
+      const create = compile(sql`create table ${stagingTable(name)} (ord integer generated always as identity, ${sql.join(cells)})`);
       const list = Array.from({ length: width }, (_, i) => `c${i + 1}`).join(', ');
-      const copy = (target: string) => `copy ${staging} (${list}) from ${target} with (format text, delimiter ${DELIMITER_SQL[delimiter]})`;
+      const copy = (delimiter: CsvDelimiter, target: string) => `copy ${name} (${list}) from ${target} with (format text, delimiter ${DELIMITER_SQL[delimiter]})`;
       if (database.kind === 'pglite') {
         const pglite = database.pglite!;
-        for await (const batch of lineBatches(file, PGLITE_STAGING_BATCH_BYTES)) {
-          await db.connection().execute(() => pglite.query(copy(`'/dev/blob'`), [], { blob: new Blob([batch]) }));
+        await poolRunner.run(create);
+        try {
+          for (const [i, file] of files.entries()) {
+            try {
+              for await (const batch of lineBatches(file.path, PGLITE_STAGING_BATCH_BYTES)) {
+                await db.connection().execute(() => pglite.query(copy(file.delimiter, `'/dev/blob'`), [], { blob: new Blob([batch]) }));
+              }
+            } catch (error) {
+              throw failed(error, i);
+            }
+          }
+        } catch (error) {
+          await this.dropStaging(name).catch(() => undefined);
+          throw error;
         }
-        return;
+        return name;
       }
       const client = await database.pool!.connect();
       let healthy = true;
       try {
-        await pipeline(createReadStream(file), client.query(copyStreams.from(copy('stdin'))));
+        await client.query('begin');
+        await client.query(create.sql, create.parameters as unknown[]);
+        for (const [i, file] of files.entries()) {
+          try {
+            await pipeline(createReadStream(file.path), client.query(copyStreams.from(copy(file.delimiter, 'stdin'))));
+          } catch (error) {
+            throw failed(error, i);
+          }
+        }
+        await client.query('commit');
+        return name;
       } catch (error) {
-        // A server error (a bad row) leaves the connection usable; anything else may not.
-        healthy = typeof (error as { code?: unknown }).code === 'string';
+        await client.query('rollback').catch(() => (healthy = false));
         throw error;
       } finally {
         client.release(healthy ? undefined : true);

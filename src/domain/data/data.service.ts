@@ -149,17 +149,9 @@ export function createDataService({ repository, maxUploadBytes, uploads, onQueue
         throw Errors.invalidParameter('file', `says ${input.expectedFiles} file${input.expectedFiles === 1 ? '' : 's'} but ${files.length} ${files.length === 1 ? 'was' : 'were'} sent`);
       }
       const width = first.header.length;
-      const staging = await repository.createStaging(width);
-      let rows = 0;
+      const staging = await repository.stage(width, files, (error, i) => asUploadError(error, files[i]!.label));
+      const rows = files.reduce((sum, file) => sum + file.rows, 0);
       try {
-        for (const file of files) {
-          try {
-            await repository.copyIntoStaging(staging, width, file.delimiter, file.path);
-          } catch (error) {
-            throw asUploadError(error, file.label);
-          }
-          rows += file.rows;
-        }
         await repository.transaction(async (tx) => {
           const job = await tx.lockJob(jobId);
           if (!job) throw Errors.notFound('Job', jobId);
