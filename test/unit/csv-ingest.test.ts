@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { openCsv, uploadBudget } from '../../src/domain/data/csv-ingest.js';
+import { openCsv, uploadBudget, type CsvLimits } from '../../src/domain/data/csv-ingest.js';
 
 /** Reads COPY text-format lines back into cells (the inverse of what COPY would store). */
 function fromCopy(text: string, delimiter: string): string[][] {
@@ -26,12 +26,12 @@ function fromCopy(text: string, delimiter: string): string[][] {
     });
 }
 
-async function ingest(chunks: (string | Buffer)[]) {
+async function ingest(chunks: (string | Buffer)[], limits?: CsvLimits) {
   const csv = await openCsv(
     (async function* () {
       for (const c of chunks) yield Buffer.isBuffer(c) ? Buffer.from(c) : Buffer.from(c);
     })(),
-    { label: 't.csv', budget: uploadBudget(1 << 30) },
+    { label: 't.csv', budget: uploadBudget(1 << 30), ...(limits ? { limits } : {}) },
   );
   let text = '';
   for await (const block of csv.lines) text += block.toString('utf8');
@@ -113,5 +113,39 @@ describe('csv ingest', () => {
   it('names the line of a ragged row in both paths', async () => {
     await expect(ingest(['a,b\n1,2\n\n3\n'])).rejects.toThrow("line 4 of 't.csv' has 1 field but the header has 2");
     await expect(ingest(['a,b\n1,2\n"3",4\n5,6,7\n'])).rejects.toThrow("line 4 of 't.csv' has 3 fields but the header has 2");
+  });
+
+  describe('record bounds', () => {
+    const small: CsvLimits = { maxCellBytes: 16, maxRecordBytes: 64, maxColumns: 4 };
+    const refuses = async (text: string, message: string) => {
+      // Every chunking of the file meets the bound at the same line.
+      for (const size of [1, 3, 7, 64, text.length]) {
+        const chunks = Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size));
+        await expect(ingest(chunks, small), `chunks of ${size}`).rejects.toThrow(message);
+      }
+    };
+
+    it('refuses a cell over the bound on both paths, naming its line', async () => {
+      await refuses('a,b\n1,2\n3,xxxxxxxxxxxxxxxxx\n', "'t.csv' line 3: a cell is longer than 16 bytes");
+      await refuses('a,b\n1,2\nxxxxxxxxxxxxxxxxx,3\n', "'t.csv' line 3: a cell is longer than 16 bytes");
+      await refuses('a,b\n"1",2\n3,"xxxxxxxxxx,xxxxxx"\n', "'t.csv' line 3: a cell is longer than 16 bytes");
+      // At the bound: read.
+      expect((await ingest(['a,b\n1,xxxxxxxxxxxxxxxx\n"2","yyyyyyyyyyyyyyyy"\n'], small)).rows).toEqual([
+        ['1', 'xxxxxxxxxxxxxxxx'],
+        ['2', 'yyyyyyyyyyyyyyyy'],
+      ]);
+    });
+
+    it('refuses a record over the bound: a quoted cell over many lines, a long line', async () => {
+      await refuses(`a,b\n"1",2\n3,"${'x\n'.repeat(40)}"\n`, "'t.csv' line 35: a record is longer than 64 bytes");
+      await expect(ingest([`a,b\n1,2\n${'x'.repeat(100)}\n`], small)).rejects.toThrow("'t.csv' line 3: a record is longer than 64 bytes");
+      // A line with no end in sight, cut into pieces as a network would.
+      const pieces = ['a,b\n1,2\n', ...Array.from({ length: 20 }, () => 'yyyyyyyy')];
+      await expect(ingest(pieces, small)).rejects.toThrow("'t.csv' line 3: a line is longer than 64 bytes (is it a CSV file?)");
+    });
+
+    it('refuses a header over the column bound', async () => {
+      await expect(ingest(['a,b,c,d,e\n1,2,3,4,5\n'], small)).rejects.toThrow("'t.csv' line 1: the header has 5 columns; at most 4 are allowed");
+    });
   });
 });
