@@ -26,6 +26,7 @@ import { createSubscriptionsService } from './domain/subscriptions/subscriptions
 import { createSummariesService } from './domain/summaries/summaries.service.js';
 import { createDataRepository } from './domain/data/data.repository.js';
 import { createDataService } from './domain/data/data.service.js';
+import { chartAddress, createChartsService } from './domain/charts/charts.service.js';
 import { createJobQueueRepository } from './domain/jobs/job-queue.repository.js';
 import { createJobsRepository } from './domain/jobs/jobs.repository.js';
 import { createJobsService } from './domain/jobs/jobs.service.js';
@@ -159,6 +160,7 @@ export function buildServices(deps: ServiceDeps) {
     lookups: ownership,
     writeOutput: (output) => data.writeOutput(output.jobId, output.rows, output.header, output.intervals),
   });
+  const charts = createChartsService({ jobs, data });
 
   // --- automated chat: clients, use cases, sentences, chats, prompts ---
   const provider = deps.llm ?? createOpenAiProvider({ baseUrl: config.llmBaseUrl, timeoutMs: config.llmTimeoutMs });
@@ -188,7 +190,7 @@ export function buildServices(deps: ServiceDeps) {
     model: config.llmModel,
     clock,
     events,
-    modelTools: { jobs, data, forecasts, subscriptions, users: usersRepository },
+    modelTools: { jobs, data, forecasts, subscriptions, users: usersRepository, chartUrl: (jobId) => chartAddress(config.publicUrl, jobId) },
   });
   const prompts = createPromptsService({ clientsService: clients, consumptions, llm, tokens: tokenCounter, model: config.llmModel });
 
@@ -202,7 +204,7 @@ export function buildServices(deps: ServiceDeps) {
     },
   });
 
-  return { jobSignals, events, sessions, users, passwords, summaries, applications, subscriptions, logs, consumptions, trainings, jobs, clients, usecases, sentences, chat, prompts, appRecords, stats, networks, forecasts, data };
+  return { jobSignals, events, sessions, users, passwords, summaries, applications, subscriptions, logs, consumptions, trainings, jobs, clients, usecases, sentences, chat, prompts, appRecords, stats, networks, forecasts, data, charts };
 }
 
 export type Services = ReturnType<typeof buildServices>;

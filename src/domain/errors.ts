@@ -89,6 +89,8 @@ export const Errors = {
     new AppError('not_found', `You have no training for application '${appName}' yet; send newTraining=1 to create one`),
   noData: (jobId: number) => new AppError('not_found', `Job ${jobId} has no data yet; upload a CSV file first`),
   noOutput: (jobId: number) => new AppError('not_found', `Job ${jobId} has no output yet`),
+  noForecast: (jobId: number, status: string) =>
+    new AppError('not_found', `Job ${jobId} has no forecast to chart yet (status ${status}); its chart is drawn once training has finished`),
   noNetwork: (trainingId: number) => new AppError('not_found', `No network stored for training ${trainingId}`),
   notTrained: (trainingId: number) => new AppError('wrong_state', `Training ${trainingId} has no trained network yet`),
 

@@ -184,6 +184,7 @@ export const AREAS: Record<string, string> = {
   zdai: 'Data',
   zdao: 'Data',
   forecasts: 'Data',
+  charts: 'Data',
   app: 'Models',
   stat: 'Models',
   netw: 'Models',
@@ -251,12 +252,12 @@ export function documentRoute({ schema, url, route }: { schema: FastifySchema; u
   const method = String(Array.isArray(route.method) ? route.method[0] : route.method);
   const auth = route.config?.auth ?? 'session';
   const name = resource.replace(/[-_](\w)/g, (_m, c: string) => c.toUpperCase());
-  const stream = route.config?.eventStream;
+  const media = { ...(route.config?.eventStream ? { 'text/event-stream': route.config.eventStream } : {}), ...route.config?.media };
   return {
     url,
     schema: {
       ...schema,
-      ...(stream ? { response: withEventStream(schema.response as Record<string, Json>, stream) } : {}),
+      ...(Object.keys(media).length > 0 ? { response: withMedia(schema.response as Record<string, Json>, media) } : {}),
       tags: [`${AREAS[resource] ?? 'Other'} ${version.tag}`],
       operationId: `${version.op}_${method.toLowerCase()}${name.charAt(0).toUpperCase()}${name.slice(1)}`,
       ...(method === 'GET' ? {} : { consumes: consumesOf(method, resource, route.config?.upload ?? false) }),
@@ -266,11 +267,11 @@ export function documentRoute({ schema, url, route }: { schema: FastifySchema; u
   };
 }
 
-/** The 200 reply as two media types: the JSON envelope as every route documents it, and the event stream. */
-function withEventStream(response: Record<string, Json>, stream: Json): Record<string, Json> {
+/** The 200 reply as several media types: the JSON envelope as every route documents it, then the others (an event stream, an image). */
+function withMedia(response: Record<string, Json>, media: Record<string, Json>): Record<string, Json> {
   const { description, examples, ...envelope } = response['200']!;
   const json = { schema: envelope, example: (examples as unknown[] | undefined)?.[0] };
-  return { ...response, 200: { description, content: { 'application/json': json, 'text/event-stream': stream } } };
+  return { ...response, 200: { description, content: { 'application/json': json, ...media } } };
 }
 
 /** The document's groups, in reading order: each area of each version. */

@@ -20,6 +20,8 @@ declare module 'fastify' {
     upload?: boolean;
     /** The document of the route's server-sent-events reply (contract.ts eventStreamContract). */
     eventStream?: Record<string, unknown>;
+    /** Other media types of the 200 reply besides the JSON envelope (e.g. image/png), each `{schema, example?}`. */
+    media?: Record<string, Record<string, unknown>>;
   }
   interface FastifyRequest {
     caller: Caller | null;
@@ -61,6 +63,8 @@ export interface RouteSpec<S extends z.ZodType, A extends AuthScope, R extends z
   example?: z.output<R>;
   /** The reply can also be server-sent events (src/http/sse.ts): their document, from eventStreamContract. */
   stream?: Record<string, unknown>;
+  /** The reply can also be a document of these media types (the handler sends it itself): their OpenAPI description. */
+  media?: Record<string, Record<string, unknown>>;
   /** Per-IP limit (requests per minute) through @fastify/rate-limit, for login-like routes. */
   perMinute?: number;
   /** Answers the envelope's `data`; a thrown AppError becomes the error envelope. */
@@ -99,6 +103,7 @@ export function defineRoute<S extends z.ZodType, A extends AuthScope, R extends 
       auth: spec.auth,
       upload: spec.upload ?? false,
       ...(spec.stream ? { eventStream: spec.stream } : {}),
+      ...(spec.media ? { media: spec.media } : {}),
       ...(spec.perMinute ? { rateLimit: { max: spec.perMinute, timeWindow: 60_000 } } : {}),
     },
     schema: {

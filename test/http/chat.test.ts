@@ -885,6 +885,25 @@ describe('forecast tools in chat', () => {
     expect(later[at + 4]).toMatchObject({ role: 'assistant', content: expected });
   });
 
+  it("hands the model the forecast chart's address (PUBLIC_URL, no session), which the user's browser opens with its cookie", async () => {
+    const own = await finishedJob(alice, 'Alice chart model', ['10', '12', '15'], 80);
+    const usca = await newUsecase(alice, clientA, { Description: 'Chart desk', ModelTools: 1 });
+    const chatId = (await ok('POST', 'chat', alice, { usca_id: usca, user_id: alice.id })) as number;
+    stub.state.toolCalls = [[{ name: 'read_forecast', arguments: { job_id: own } }]];
+    stub.state.replyFrom = (body) => `See the chart: ${(JSON.parse(body.messages.at(-1)!.content!) as { chart_url: string }).chart_url}`;
+    await ok('POST', 'sentence', alice, { chat_id: chatId, text: 'Show me', role: 1 });
+
+    const address = `http://front.example/api/202203010900/charts.php?job_id=${own}&format=png`;
+    expect(ctx.config.publicUrl).toBe('http://front.example');
+    expect((await lastTurns(alice, chatId))[0]!.result.chart_url).toBe(address);
+    expect((await chatSentences(alice, chatId)).at(-1)!.Text).toBe(`See the chart: ${address}`);
+    expect(JSON.stringify(stub.requests.map((r) => r.body))).not.toContain(alice.session);
+    // The address is the chart resource itself: the signed-in browser's cookie is all it needs.
+    const opened = await ctx.app.inject({ method: 'GET', url: address.slice('http://front.example'.length), cookies: { session: alice.session } });
+    expect(opened.headers['content-type']).toBe('image/png');
+    expect(opened.rawPayload.subarray(1, 4).toString()).toBe('PNG');
+  });
+
   it("predicts with the job's trained model, as POST /forecasts.php does, keeping the row as an output", { timeout: 60_000 }, async () => {
     const rows: string[][] = [];
     for (let i = 0; i < 24; i++) rows.push([String((i % 6) + 1), String(2 * ((i % 6) + 1) + 1)]);

@@ -27,11 +27,11 @@ describe('the OpenAPI document (/docs/json)', () => {
   it('groups every versioned operation by area and version, with a reply schema and an example', async () => {
     const document = (await ctx.app.inject({ method: 'GET', url: '/docs/json' })).json<Json>();
     const all = operationsOf(document);
-    expect(all.length).toBe(112);
+    expect(all.length).toBe(114);
     const withoutReply = all.filter(({ path, operation }) => path !== '/metrics' && !operation.responses?.['200']?.content?.['application/json']?.schema?.oneOf);
     expect(withoutReply.map(({ method, path }) => `${method.toUpperCase()} ${path}`)).toEqual([]);
     const versioned = all.filter(({ path }) => /\/\d{12}\//.test(path));
-    expect(versioned.length).toBe(109);
+    expect(versioned.length).toBe(111);
     for (const { operation } of versioned) {
       expect(operation.tags?.[0]).toMatch(/^(Accounts|Subscriptions|Trainings|Jobs|Data|Models|Logs|Chat) \d{12}/);
       expect(operation.responses['200'].content['application/json'].example).toBeDefined();
@@ -48,6 +48,17 @@ describe('the OpenAPI document (/docs/json)', () => {
     expect(events[1]!.properties.data.properties).toMatchObject({ status: { enum: [0] }, data: { type: 'string' }, usage: { type: 'object' } });
     expect(events[2]!.properties.data.properties).toMatchObject({ status: { enum: [1] }, data: { type: 'string' } });
     expect(content['text/event-stream'].example.at(-1).event).toBe('done');
+  });
+
+  it('documents the chart images beside the JSON envelope of GET and POST /charts', async () => {
+    const document = (await ctx.app.inject({ method: 'GET', url: '/docs/json' })).json<Json>();
+    for (const method of ['get', 'post']) {
+      const operation = document.paths['/api/202203010900/charts.php'][method];
+      expect(operation.tags).toEqual(['Data 202203010900']);
+      const content = operation.responses['200'].content;
+      expect(Object.keys(content)).toEqual(['application/json', 'image/svg+xml', 'image/png']);
+      expect(content['image/png'].schema).toMatchObject({ type: 'string', format: 'binary' });
+    }
   });
 
   it('documents the request types clients use: multipart uploads, urlencoded forms, JSON', async () => {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import { accountsRoutes } from './accounts.routes.js';
+import { chartsRoutes } from './charts.routes.js';
 import { chatRoutes } from './chat.routes.js';
 import { dataRoutes } from './data.routes.js';
 import { jobsRoutes } from './jobs.routes.js';
@@ -26,4 +27,5 @@ export async function currentVersion(app: FastifyInstance, opts: { services: Ser
   chatRoutes(app, services);
   modelsRoutes(app, services);
   dataRoutes(app, services);
+  chartsRoutes(app, services);
 }

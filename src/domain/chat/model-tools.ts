@@ -30,7 +30,7 @@ export const MODEL_TOOLS: LlmTool[] = [
   },
   {
     name: 'read_forecast',
-    description: `A finished job's forecast rows (at most ${MAX_FORECAST_ROWS}, with 80%/95% interval columns when stored) and its success rate.`,
+    description: `A finished job's forecast rows (at most ${MAX_FORECAST_ROWS}, with 80%/95% interval columns when stored), its success rate, and chart_url: the address of its chart (PNG) to show the user.`,
     parameters: { type: 'object', properties: { job_id: jobId }, required: ['job_id'], additionalProperties: false },
   },
   {
@@ -53,6 +53,8 @@ export interface ModelToolsDeps {
   subscriptions: Pick<SubscriptionsService, 'isActive'>;
   /** The chat user's account: its role decides the subscription rule, a disabled one reaches nothing. */
   users: { findById(id: number): Promise<{ role: 'admin' | 'consumer'; is_enabled: boolean } | undefined> };
+  /** The address of a job's chart (charts.php, format=png), handed to the model with the forecast so a reply can link the picture. */
+  chartUrl?: (jobId: number) => string;
 }
 
 /** Whom one reply's tool calls run for; made once per reply by `modelToolScope`. */
@@ -156,6 +158,7 @@ async function dispatch(deps: ModelToolsDeps, scope: ModelToolScope, call: LlmTo
         ...(job.selection ? { selection: job.selection } : {}),
         total_rows: Number(count?.count ?? rows.length),
         rows: rows.slice(0, MAX_FORECAST_ROWS),
+        ...(deps.chartUrl ? { chart_url: deps.chartUrl(id) } : {}),
       };
     }
     case 'predict': {

@@ -2,7 +2,7 @@ import type { CandidateScore, OutputSelection, SelectionReport } from '../../tra
 
 /** Errors with four significant digits: enough to compare candidates, short enough to read. */
 const figure = (n: number) => String(Number(n.toPrecision(4)));
-const score = (metric: OutputSelection['metric'], n: number) => (metric === 'error rate' ? `${figure(n * 100)}%` : figure(n));
+export const score = (metric: OutputSelection['metric'], n: number) => (metric === 'error rate' ? `${figure(n * 100)}%` : figure(n));
 
 function candidate(metric: OutputSelection['metric'], c: CandidateScore): string {
   if (c.error === null) return `${c.name} n/a${c.note ? ` (${c.note})` : ''}`;

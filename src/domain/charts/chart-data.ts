@@ -1,0 +1,163 @@
+import { detectDateFormat, parseDate, type PartValues } from '../../training/dates.js';
+import type { DatePart } from '../../training/types.js';
+
+/**
+ * What one chart panel draws, read from a job's rows: pure functions, no database, no rendering.
+ * Time-series panels put every row on one time axis (or on row numbers when the dates cannot be read).
+ */
+
+export type Row = Record<string, string | null>;
+
+export interface ColumnInfo {
+  name: string;
+  type: string;
+  role: string;
+  date_part?: string;
+}
+
+/** A known row of a panel. */
+export interface HistoryPoint {
+  x: number;
+  value: number;
+}
+
+/** A forecast row with its interval bounds when stored. */
+export interface ForecastPoint extends HistoryPoint {
+  lo80?: number;
+  hi80?: number;
+  lo95?: number;
+  hi95?: number;
+  /** The last known point, repeated first so the forecast line and its bands start where history ends. */
+  bridge?: true;
+}
+
+export interface SeriesPanel {
+  kind: 'series';
+  column: string;
+  /** `time`: x is a UTC timestamp in ms; `row`: x is the row number (known rows, then forecast rows). */
+  axis: 'time' | 'row';
+  history: HistoryPoint[];
+  forecast: ForecastPoint[];
+  /** Where known rows end and forecast rows begin, on the x axis. */
+  boundary: number | null;
+  knownRows: number;
+  shownRows: number;
+  forecastRows: number;
+  withIntervals: boolean;
+}
+
+export interface ClassCount {
+  value: string;
+  part: 'known' | 'predicted';
+  count: number;
+}
+
+export interface ClassPanel {
+  kind: 'classes';
+  column: string;
+  counts: ClassCount[];
+  knownRows: number;
+  shownRows: number;
+  forecastRows: number;
+  /** Classes beyond MAX_CLASSES, left out of the bars. */
+  otherClasses: number;
+}
+
+export type PanelData = SeriesPanel | ClassPanel;
+
+/** Bars beyond this many classes are unreadable: the most frequent are drawn. */
+export const MAX_CLASSES = 30;
+
+const cell = (row: Row, name: string) => (row[name] ?? '').trim();
+const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
+const numberOf = (text: string): number | undefined => (NUMBER.test(text) ? Number(text) : undefined);
+
+/**
+ * A timestamp per row from the job's date columns: a whole-date column (format detected as the engine
+ * does), or date parts including the year. Null when any row has no readable date: the panel then
+ * counts rows instead, since a partial or invented calendar (parts without a year) would mislead.
+ */
+export function timeAxis(columns: ColumnInfo[], input: Row[], output: Row[]): { input: number[]; output: number[] } | null {
+  const dates = columns.filter((c) => c.role === 'date');
+  if (dates.length === 0) return null;
+  const whole = dates.find((c) => !c.date_part);
+  let times: (number | null)[];
+  const all = [...input, ...output];
+  if (whole) {
+    const format = detectDateFormat(all.map((row) => cell(row, whole.name)));
+    if (!format) return null;
+    times = all.map((row) => parseDate(cell(row, whole.name), format)?.toMillis() ?? null);
+  } else {
+    const parts = dates.map((c) => c.date_part as DatePart);
+    if (!parts.includes('year')) return null;
+    const values = all.map((row): PartValues | null => {
+      const out: PartValues = {};
+      for (const c of dates) {
+        const n = numberOf(cell(row, c.name));
+        if (n === undefined || !Number.isInteger(n)) return null;
+        out[c.date_part as DatePart] = n;
+      }
+      return out;
+    });
+    // With the year present no part is invented, and Date.UTC is ~50x faster than luxon on long series.
+    times = values.map((v) => (v === null ? null : Date.UTC(v.year!, (v.month ?? 1) - 1, v.day ?? 1, v.hour ?? 0, v.minute ?? 0)));
+  }
+  if (times.some((t) => t === null)) return null;
+  return { input: times.slice(0, input.length) as number[], output: times.slice(input.length) as number[] };
+}
+
+/**
+ * A numeric output column over time: the last `history` known rows (0: all) and every forecast row
+ * with its 80%/95% bounds when stored. On row numbers, forecast rows follow the last known row.
+ */
+export function seriesPanel(column: string, input: Row[], output: Row[], latest: number, axis: ReturnType<typeof timeAxis>): SeriesPanel {
+  const known: { index: number; value: number }[] = [];
+  input.forEach((row, index) => {
+    const value = numberOf(cell(row, column));
+    if (value !== undefined) known.push({ index, value });
+  });
+  const shown = latest > 0 ? known.slice(-latest) : known;
+  const lastKnownRow = known.at(-1)?.index ?? -1;
+  const history: HistoryPoint[] = shown.map(({ index, value }) => ({ x: axis ? axis.input[index]! : index + 1, value }));
+  let withIntervals = false;
+  const forecast: ForecastPoint[] = [];
+  output.forEach((row, k) => {
+    const value = numberOf(cell(row, column));
+    if (value === undefined) return;
+    const point: ForecastPoint = { x: axis ? axis.output[k]! : lastKnownRow + 2 + k, value };
+    const bounds = (['lo80', 'hi80', 'lo95', 'hi95'] as const).map((bound) => numberOf(cell(row, `${column}_${bound}`)));
+    if (bounds.every((b) => b !== undefined)) {
+      [point.lo80, point.hi80, point.lo95, point.hi95] = bounds;
+      withIntervals = true;
+    }
+    forecast.push(point);
+  });
+  const last = history.at(-1);
+  const first = forecast[0];
+  const forecastRows = forecast.length;
+  if (last && first) {
+    const at = last.value;
+    forecast.unshift({ ...last, bridge: true, ...(withIntervals ? { lo80: at, hi80: at, lo95: at, hi95: at } : {}) });
+  }
+  const boundary = last && first ? (last.x + first.x) / 2 : (last?.x ?? null);
+  return { kind: 'series', column, axis: axis ? 'time' : 'row', history, forecast, boundary, knownRows: known.length, shownRows: shown.length, forecastRows, withIntervals };
+}
+
+/** A categorical output: how often each class occurs in the last `history` known rows and in the predicted rows. */
+export function classPanel(column: string, input: Row[], output: Row[], history: number): ClassPanel {
+  const knownValues = input.map((row) => cell(row, column)).filter((v) => v !== '');
+  const shown = history > 0 ? knownValues.slice(-history) : knownValues;
+  const predicted = output.map((row) => cell(row, column)).filter((v) => v !== '');
+  const tally = (values: string[]) => values.reduce((m, v) => m.set(v, (m.get(v) ?? 0) + 1), new Map<string, number>());
+  const known = tally(shown);
+  const guessed = tally(predicted);
+  const classes = [...new Set([...known.keys(), ...guessed.keys()])].sort(
+    (a, b) => (guessed.get(b) ?? 0) + (known.get(b) ?? 0) - (guessed.get(a) ?? 0) - (known.get(a) ?? 0) || a.localeCompare(b),
+  );
+  const drawn = classes.slice(0, MAX_CLASSES);
+  const counts = drawn.flatMap((value): ClassCount[] => [
+    { value, part: 'known', count: known.get(value) ?? 0 },
+    { value, part: 'predicted', count: guessed.get(value) ?? 0 },
+  ]);
+  return { kind: 'classes', column, counts, knownRows: knownValues.length, shownRows: shown.length, forecastRows: predicted.length, otherClasses: classes.length - drawn.length };
+}

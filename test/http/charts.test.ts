@@ -1,0 +1,238 @@
+/**
+ * The chart resource (issue 24): GET/POST /charts.php draws a job's forecast as Vega-Lite, SVG or PNG.
+ * Real service (app.inject), real worker-thread training, real database; the job is trained to a
+ * forecast the way forecasting.test.ts does it.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Ajv } from 'ajv';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { compile, type TopLevelSpec } from 'vega-lite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTrainingRunner } from '../../src/training/wiring.js';
+import { CURRENT, OLDER, createTestContext, form, multipart, type TestContext, type TestUser } from '../support/helper.js';
+
+let ctx: TestContext;
+let training: ReturnType<typeof createTrainingRunner>;
+let owner: TestUser;
+let other: TestUser;
+let admin: TestUser;
+const TZ = 'Europe/Madrid';
+const ENGINE_TIMEOUT = 240_000;
+
+/** Monthly trend plus season: 60 known months, then 6 left empty to forecast. */
+function monthlySeries(known: number, hidden: number) {
+  const lines = ['year,month,sales'];
+  for (let t = 0; t < known + hidden; t++) {
+    const month = (t % 12) + 1;
+    const y = 200 + 1.5 * t + 15 * Math.sin((2 * Math.PI * (month - 1)) / 12) + ((t * 7919) % 13) / 13;
+    lines.push(`${2000 + Math.floor(t / 12)},${month},${t < known ? y.toFixed(2) : ''}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Tabular classification: the class follows the sign of a - b; the last 8 rows are left to predict. */
+function classes(rows: number, hidden: number) {
+  const lines = ['a,b,label'];
+  for (let i = 0; i < rows; i++) {
+    const a = (i * 37) % 17;
+    const b = (i * 11) % 13;
+    lines.push(`${a},${b},${i < rows - hidden ? (a > b ? 'up' : 'down') : ''}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+async function newJob(user: TestUser) {
+  const job = await ctx.request({ method: 'POST', url: `${CURRENT}/jobs.php?session=${user.session}&tz=${TZ}&app_name=forecast&newTraining=1` });
+  expect(job.envelope.status, String(job.envelope.data)).toBe(0);
+  return Number((job.envelope.data as { job_id: number }).job_id);
+}
+
+async function upload(jobId: number, csv: string) {
+  const res = await ctx.request({
+    method: 'POST',
+    url: `${CURRENT}/data.php?tz=${TZ}`,
+    ...multipart({ session: owner.session, job_id: jobId, file: 1 }, [{ field: 'Servicefile', filename: 'data.csv', content: csv }]),
+  });
+  expect(res.envelope.status, String(res.envelope.data)).toBe(0);
+}
+
+async function finished(jobId: number) {
+  const deadline = Date.now() + ENGINE_TIMEOUT - 10_000;
+  for (;;) {
+    const res = await ctx.request({ method: 'GET', url: `${CURRENT}/jobs.php?session=${owner.session}&tz=${TZ}&job_id=${jobId}` });
+    const status = (res.envelope.data[0] as { Status: string }).Status;
+    if (status === '3') return;
+    if (['4', '5'].includes(status) || Date.now() > deadline) throw new Error(`job ${jobId} ended in status ${status}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+/** The raw reply of a chart request (images are not JSON, so not ctx.request). */
+const chart = (user: TestUser, query: string) => ctx.app.inject({ method: 'GET', url: `${CURRENT}/charts.php?session=${user.session}&${query}` });
+
+async function vegaSpec(user: TestUser, query: string): Promise<Record<string, any>> {
+  const res = await ctx.request({ method: 'GET', url: `${CURRENT}/charts.php?session=${user.session}&format=vega&${query}` });
+  expect(res.envelope.status, String(res.envelope.data)).toBe(0);
+  return res.envelope.data as Record<string, any>;
+}
+
+async function chartError(user: TestUser, query: string): Promise<string> {
+  const res = await chart(user, query);
+  expect(res.statusCode).toBe(200);
+  expect(res.headers['content-type']).toMatch(/^application\/json/);
+  const envelope = res.json<{ status: number; data: string }>();
+  expect(envelope.status).toBe(1);
+  return envelope.data;
+}
+
+/** Width and height from a PNG's IHDR chunk, after checking the signature. */
+function pngSize(bytes: Buffer) {
+  expect([...bytes.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  expect(bytes.subarray(12, 16).toString('latin1')).toBe('IHDR');
+  return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
+}
+
+const require = createRequire(import.meta.url);
+const validateVegaLite = new Ajv({ strict: false, allErrors: false, validateFormats: false }).compile(
+  JSON.parse(readFileSync(require.resolve('vega-lite/vega-lite-schema.json'), 'utf8')) as object,
+);
+
+let series: number;
+let tabular: number;
+let empty: number;
+
+beforeAll(async () => {
+  ctx = await createTestContext();
+  training = createTrainingRunner(ctx.services, ctx.database, { threads: 1, pollMs: 100, heartbeatMs: 200 });
+  training.runner.start();
+  owner = await ctx.createUser();
+  other = await ctx.createUser();
+  admin = await ctx.createUser({ role: 'admin' });
+  const sub = await ctx.request({ method: 'POST', url: `${OLDER}/subscriptions.php?session=${owner.session}`, ...form({ app: 'forecast' }) });
+  expect(sub.envelope.status).toBe(0);
+  series = await newJob(owner);
+  await upload(series, monthlySeries(60, 6));
+  tabular = await newJob(owner);
+  await upload(tabular, classes(80, 8));
+  empty = await newJob(owner);
+  await finished(series);
+  await finished(tabular);
+}, ENGINE_TIMEOUT);
+
+afterAll(async () => {
+  await training?.close();
+  await ctx?.close();
+});
+
+describe('GET /charts.php format=vega', () => {
+  it('is a valid Vega-Lite specification: the schema the package ships accepts it and vega-lite compiles it', async () => {
+    const spec = await vegaSpec(owner, `job_id=${series}`);
+    expect(validateVegaLite(spec), JSON.stringify(validateVegaLite.errors?.slice(0, 3))).toBe(true);
+    const vega = compile(spec as TopLevelSpec).spec;
+    expect(vega.marks?.length).toBeGreaterThan(0);
+  });
+
+  it('holds the history, the forecast with its 80% and 95% bounds, the boundary rule, and the model against the best naive', async () => {
+    const spec = await vegaSpec(owner, `job_id=${series}`);
+    const history = spec.datasets.history as { x: number; value: number }[];
+    const [bridge, ...forecast] = spec.datasets.forecast as { x: number; value: number; lo80?: number; hi95?: number; bridge?: boolean }[];
+    expect(history).toHaveLength(60);
+    expect(forecast).toHaveLength(6);
+    // The forecast line and its bands start at the last known point.
+    expect(bridge).toMatchObject({ ...history.at(-1), bridge: true });
+    // A time axis from year + month: the first forecast month follows the last known one.
+    expect(new Date(history.at(-1)!.x).toISOString()).toBe('2004-12-01T00:00:00.000Z');
+    expect(new Date(forecast[0]!.x).toISOString()).toBe('2005-01-01T00:00:00.000Z');
+    expect(spec.datasets.boundary).toEqual([{ x: (history.at(-1)!.x + forecast[0]!.x) / 2 }]);
+    for (const p of forecast) {
+      expect(p.lo80).toBeLessThanOrEqual(p.value);
+      expect(p.hi95).toBeGreaterThanOrEqual(p.value);
+    }
+    // The figures are the stored output's, as GET /data intervals=1 shows them.
+    const stored = await ctx.request({ method: 'GET', url: `${CURRENT}/data.php?session=${owner.session}&tz=${TZ}&job_id=${series}&output=1&intervals=1` });
+    expect(forecast.map((p) => [p.value, p.lo80, p.hi95])).toEqual(
+      (stored.envelope.data as Record<string, string>[]).map((r) => [Number(r.sales), Number(r.sales_lo80), Number(r.sales_hi95)]),
+    );
+    const marks = (spec.layer as { mark: { type: string } }[]).map((l) => l.mark.type);
+    expect(marks).toEqual(['area', 'area', 'line', 'line', 'rule']);
+    const progress = await ctx.request({ method: 'GET', url: `${CURRENT}/jobs_progress.php?session=${owner.session}&tz=${TZ}&job_id=${series}&progress=2` });
+    const [sales] = (progress.envelope.data.Stat.Selection as { outputs: { chosen: string; baseline: { name: string } }[] }).outputs;
+    expect(spec.title.text).toMatch(new RegExp(`^sales: ${sales!.chosen}`));
+    expect(spec.title.subtitle[0]).toMatch(new RegExp(`^backtest MAE [\\d.]+ vs best naive ${sales!.baseline.name} [\\d.]+$`));
+    expect(spec.title.subtitle[1]).toBe('60 known rows, 6 forecast rows, 80% and 95% intervals');
+  });
+
+  it('draws only the last `history` known rows, and says so', async () => {
+    const spec = await vegaSpec(owner, `job_id=${series}&history=12`);
+    expect(spec.datasets.history).toHaveLength(12);
+    expect(spec.title.subtitle[1]).toMatch(/^last 12 of 60 known rows/);
+  });
+
+  it('draws a classification as class counts, known against predicted, with its error rate against the naive one', async () => {
+    const spec = await vegaSpec(owner, `job_id=${tabular}`);
+    expect(validateVegaLite(spec)).toBe(true);
+    expect(spec.mark.type).toBe('bar');
+    const counts = spec.data.values as { value: string; part: string; count: number }[];
+    expect(counts.filter((c) => c.part === 'known').reduce((s, c) => s + c.count, 0)).toBe(72);
+    expect(counts.filter((c) => c.part === 'predicted').reduce((s, c) => s + c.count, 0)).toBe(8);
+    expect(spec.title.text).toMatch(/^label: /);
+    expect(spec.title.subtitle[0]).toMatch(/^backtest error rate [\d.]+% vs best naive \S+ [\d.]+%$/);
+  });
+});
+
+describe('GET /charts.php images', () => {
+  it('format=svg (the default) is an SVG document with a mark group per layer and the title', async () => {
+    const res = await chart(owner, `job_id=${series}&width=700&height=280`);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('image/svg+xml; charset=utf-8');
+    expect(XMLValidator.validate(res.body)).toBe(true);
+    const doc = new XMLParser({ ignoreAttributes: false }).parse(res.body) as { svg: Record<string, string> };
+    expect([doc.svg['@_width'], doc.svg['@_height']]).toEqual(['700', '280']);
+    for (const mark of ['mark-area', 'mark-line', 'mark-rule', 'mark-symbol']) expect(res.body).toContain(`class="${mark} role-mark`);
+    expect(res.body.match(/class="mark-area role-mark/g)).toHaveLength(2);
+    expect(res.body).toContain('sales: ');
+    expect(res.body).toContain('vs best naive');
+  });
+
+  it('format=png has the PNG signature and the asked width and height', async () => {
+    const res = await chart(owner, `job_id=${series}&format=png&width=640&height=320`);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('image/png');
+    expect(pngSize(res.rawPayload)).toEqual({ width: 640, height: 320 });
+  });
+
+  it('POST takes the same parameters as a form', async () => {
+    const res = await ctx.app.inject({ method: 'POST', url: `${CURRENT}/charts.php`, ...form({ session: owner.session, job_id: tabular, format: 'png', width: 300, height: 200 }) });
+    expect(pngSize(res.rawPayload)).toEqual({ width: 300, height: 200 });
+  });
+});
+
+describe('who sees a chart, and errors', () => {
+  it('an administrator sees any job’s chart', async () => {
+    const res = await chart(admin, `job_id=${series}`);
+    expect(res.headers['content-type']).toBe('image/svg+xml; charset=utf-8');
+    expect(res.body).toContain('sales: ');
+  });
+
+  it('another consumer gets the envelope error, as for GET /data', async () => {
+    expect(await chartError(other, `job_id=${series}`)).toBe(`Job ${series} not found`);
+    expect(await chartError(other, `job_id=${series}&format=png`)).toBe(`Job ${series} not found`);
+  });
+
+  it('a job with no forecast yet gets a clear error', async () => {
+    expect(await chartError(owner, `job_id=${empty}&format=png`)).toBe(
+      `Job ${empty} has no forecast to chart yet (status Created); its chart is drawn once training has finished`,
+    );
+  });
+
+  it('no session, bad parameters and an unknown column are envelope errors', async () => {
+    const anonymous = await ctx.app.inject({ method: 'GET', url: `${CURRENT}/charts.php?job_id=${series}` });
+    expect(anonymous.json()).toEqual({ status: 1, data: "Missing required parameter 'session'" });
+    expect(await chartError(owner, 'format=svg')).toBe("Missing required parameter 'job_id'");
+    expect(await chartError(owner, `job_id=${series}&format=gif`)).toBe("Invalid parameter 'format': must be svg, png or vega");
+    expect(await chartError(owner, `job_id=${series}&width=50`)).toBe("Invalid parameter 'width': must be between 200 and 4000");
+    expect(await chartError(owner, `job_id=${series}&history=-1`)).toBe("Invalid parameter 'history': must be between 0 and 1000000");
+    expect(await chartError(owner, `job_id=${series}&column=nope`)).toBe(`Invalid parameter 'column': 'nope' is not a forecast column of job ${series} (columns: sales)`);
+  });
+});
