@@ -5,7 +5,7 @@ import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { parse as parseQuery } from 'node:querystring';
 import type { Config } from './config.js';
@@ -13,6 +13,7 @@ import { Errors } from './domain/errors.js';
 import { failure, ok } from './http/envelope.js';
 import { z } from 'zod';
 import { documentRoute, documentTags, errorEnvelope, replyContract, toOpenApiSchema } from './http/contract.js';
+import { edgeServerOptions, limitBodyPauses, refuseAnnouncedOversize, trustProxyOption } from './http/edge.js';
 import { registerErrorHandling } from './http/errors.js';
 import { loggerOptions, redactingChild } from './http/logging.js';
 import type { Logger } from 'pino';
@@ -25,6 +26,15 @@ import type { Services } from './services.js';
 function routeLabels(url: string | undefined): { version: string; resource: string } {
   const match = url ? /^\/(?:api\/)?(\d{12})\/([\w-]+)\.php$/.exec(url) : null;
   return match ? { version: match[1]!, resource: match[2]! } : { version: 'none', resource: url ?? 'unknown' };
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export interface AppOptions {
@@ -51,8 +61,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w-]{1,64}$/.test(given) ? given : randomUUID();
     },
-    trustProxy: true,
-    bodyLimit: 10 * 1024 * 1024,
+    // request.ip (the login rate limit's key) comes from X-Forwarded-For only through the proxies configured.
+    trustProxy: trustProxyOption(config.trustProxy),
+    ...edgeServerOptions(config),
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
   });
 
@@ -65,6 +76,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onReady', async () => void (await services.data.removeStaleUploads()));
 
   registerErrorHandling(app, { maxUploadMb: Math.round(config.maxUploadBytes / 1024 / 1024) });
+  limitBodyPauses(app.server, config.bodyTimeoutMs, app.log);
+  refuseAnnouncedOversize(app, config.maxUploadBytes);
 
   // Every route under a version prefix declares who may call it.
   app.addHook('onRoute', (route) => {
@@ -103,26 +116,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     errorResponseBuilder: (_request, context) => Errors.rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
   });
 
-  // Legacy clients post JSON with odd content types, or nothing at all: be lenient about both.
+  // Legacy clients post JSON with odd content types, or nothing at all: be lenient about both. Fastify's
+  // secure parser refuses `__proto__` keys and `constructor.prototype`, which would poison merged parameters.
+  const secureJson = app.getDefaultJsonParser('error', 'error');
+  const parseJson = (request: FastifyRequest, text: string, done: (error: Error | null, body?: unknown) => void) =>
+    void secureJson(request, text, (error, body) => {
+      if (!error) return done(null, body);
+      // Fastify's error does not say why: valid JSON that it refused is a poisoning attempt.
+      const why = isJson(text) ? "must not contain the key '__proto__' or 'constructor.prototype'" : 'is not valid JSON';
+      done(Errors.invalidParameter('body', why), undefined);
+    });
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = String(body).trim();
     if (text === '') return done(null, {});
-    try {
-      done(null, JSON.parse(text));
-    } catch {
-      done(Errors.invalidParameter('body', 'is not valid JSON'), undefined);
-    }
+    parseJson(request, text, done);
   });
-  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (request, body, done) => {
     const text = String(body).trim();
-    if (text.startsWith('{')) {
-      try {
-        return done(null, JSON.parse(text));
-      } catch {
-        return done(Errors.invalidParameter('body', 'is not valid JSON'), undefined);
-      }
-    }
+    if (text.startsWith('{')) return parseJson(request, text, done);
     done(null, parseQuery(text));
   });
 

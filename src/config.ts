@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { availableParallelism } from 'node:os';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -11,9 +12,46 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+/** What Fastify's trustProxy takes, minus `true` (believing every client is what TRUST_PROXY exists to stop). */
+export type TrustProxy = false | number | string[];
+
+const PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGES.has(entry)) return true;
+  const [address = '', bits, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+}
+
+function parseTrustProxy(value: string | undefined, ctx: z.RefinementCtx): TrustProxy {
+  if (value === undefined || /^(false|off|no|0)$/i.test(value)) return false;
+  if (/^\d+$/.test(value)) return Number(value);
+  const entries = value.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const bad = /^(true|on|yes)$/i.test(value) ? value : entries.find((entry) => !isProxyAddress(entry));
+  if (bad !== undefined) {
+    ctx.addIssue({ code: 'custom', message: `'${bad.slice(0, 64)}' is not a hop count, address, CIDR or loopback/linklocal/uniquelocal (trusting every client is not offered)` });
+    return z.NEVER;
+  }
+  return entries;
+}
+
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().min(1).default('0.0.0.0'),
+  /** Connection limits, nginx's defaults (a phone on a bad network passes them): the headers must arrive within this. */
+  HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  /** Longest pause between two reads of a request body; the request then fails and its connection is closed. */
+  BODY_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  /** An idle keep-alive connection is closed after this. */
+  KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(75_000),
+  /** On SIGTERM/SIGINT, what is in flight gets this long; then connections are cut and the process exits. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+  /** Proxies whose X-Forwarded-For is believed: unset (none), a hop count, or a comma list of addresses/CIDRs. */
+  TRUST_PROXY: optionalString.transform(parseTrustProxy),
+  /** Port of the worker process's /healthz and /readyz; unset: the worker serves no HTTP. */
+  WORKER_HEALTH_PORT: optionalString.pipe(z.string().regex(/^\d+$/, 'must be a port number').transform(Number).pipe(z.number().int().min(1).max(65535)).optional()),
   DATABASE_URL: optionalString.pipe(z.string().url().optional()),
   DATA_DIR: z.string().min(1).default('./data'),
   ADMIN_EMAIL: optionalString.pipe(z.string().email().optional()),
@@ -84,6 +122,12 @@ export interface Config {
   secretKey: string | undefined;
   previousSecretKey: string | undefined;
   sessionTtlSeconds: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  shutdownGraceMs: number;
+  trustProxy: TrustProxy;
+  workerHealthPort: number | undefined;
   logLevel: Env['LOG_LEVEL'];
   corsOrigins: string[] | undefined;
   llmBaseUrl: string;
@@ -140,6 +184,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionTtlSeconds: e.SESSION_TTL,
     logLevel: e.LOG_LEVEL,
     corsOrigins: e.CORS_ORIGINS?.split(',').map((o) => o.trim()).filter(Boolean),
+    headersTimeoutMs: e.HEADERS_TIMEOUT_MS,
+    bodyTimeoutMs: e.BODY_TIMEOUT_MS,
+    keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    trustProxy: e.TRUST_PROXY,
+    workerHealthPort: e.WORKER_HEALTH_PORT,
     llmBaseUrl: e.LLM_BASE_URL,
     llmModel: e.LLM_MODEL,
     llmTimeoutMs: e.LLM_TIMEOUT_MS,

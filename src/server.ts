@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { loggerOptions } from './http/logging.js';
 import { createMetrics } from './observability/metrics.js';
 import { ensureAdministrator, refreshJobGauges, startRuntime } from './runtime.js';
+import { onShutdownSignal } from './shutdown.js';
 import { createTrainingRunner, recoveryOptions } from './training/wiring.js';
 
 /** The API process: HTTP, plus WORKERS training threads and the chat auto-message scheduler. */
@@ -27,20 +28,19 @@ async function main() {
   });
   await runtime.services.events.record({ type: 2, procedure: 'server.start', text: `API server starting (pid ${process.pid}, ${config.workers} training threads)` });
 
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    logger.info({ signal }, 'shutting down');
-    // Stop accepting and finish in-flight requests; running trainings go back to the queue.
+  onShutdownSignal(logger, config.shutdownGraceMs, async () => {
+    // Stop accepting; idle keep-alive connections close at once, requests in flight get the grace, then
+    // whatever is still open (a stalled upload, a slow client) is cut. Running trainings go back to the queue.
+    const cut = setTimeout(() => {
+      logger.warn('shutdown grace over: closing the connections still open');
+      app.server.closeAllConnections();
+    }, config.shutdownGraceMs);
     await app.close();
+    clearTimeout(cut);
     await autoMessages.stop();
     await training?.close();
     await runtime.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  });
 
   const address = await app.listen({ port: config.port, host: config.host });
   training?.runner.start();

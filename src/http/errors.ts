@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, isAppError } from '../domain/errors.js';
+import { BODY_LIMIT_BYTES } from './edge.js';
 import { failure, type ErrorEnvelope } from './envelope.js';
 
 /** Codes of connection-level database failures (server restart, refused, terminated). */
@@ -20,7 +21,10 @@ function isDatabaseDown(error: unknown): boolean {
 export function toAppError(error: unknown, maxUploadMb: number, contentType?: string): AppError | undefined {
   if (isAppError(error)) return error;
   const fe = error as Partial<FastifyError> & { code?: string };
-  if (fe.code === 'FST_REQ_FILE_TOO_LARGE' || fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || fe.statusCode === 413) {
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return Errors.uploadTooLarge(`the request exceeds the maximum of ${BODY_LIMIT_BYTES / 1024 / 1024} MB for a request without files (send files as multipart/form-data)`);
+  }
+  if (fe.code === 'FST_REQ_FILE_TOO_LARGE' || fe.statusCode === 413) {
     return Errors.uploadTooLarge(`the request exceeds the maximum size of ${maxUploadMb} MB`);
   }
   if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
@@ -40,6 +44,16 @@ export function toAppError(error: unknown, maxUploadMb: number, contentType?: st
   return undefined;
 }
 
+/** Longest quoted name or value an error message repeats; a hostile megabyte-long one is cut. */
+const QUOTED_MAX = 64;
+const LONG_QUOTED = new RegExp(`'([^']{${QUOTED_MAX + 1},})'`, 'g');
+
+/** Cuts every quoted part of a message ('...') longer than QUOTED_MAX, and the whole message at 2,000 characters. */
+export function cutQuoted(message: string): string {
+  const cut = message.replace(LONG_QUOTED, (_all, quoted: string) => `'${quoted.slice(0, QUOTED_MAX)}…'`);
+  return cut.length > 2000 ? `${cut.slice(0, 2000)}…` : cut;
+}
+
 /**
  * The one rendering of a failure: an application error's message, or a generic one naming the request
  * id for anything unexpected; logged once. The HTTP status is what the error handler replies with.
@@ -51,8 +65,9 @@ export function registerErrorHandling(app: FastifyInstance, options: { maxUpload
     const appError = toAppError(error, options.maxUploadMb, request.headers['content-type']);
     if (appError) {
       request.errorCode = appError.code;
-      request.log.info({ code: appError.code, reason: appError.message }, 'request failed');
-      return { httpStatus: appError.httpStatus, envelope: failure(appError.message) };
+      const message = cutQuoted(appError.message);
+      request.log.info({ code: appError.code, reason: message }, 'request failed');
+      return { httpStatus: appError.httpStatus, envelope: failure(message) };
     }
     request.log.error({ err: error }, 'unexpected error');
     return { httpStatus: 500, envelope: failure(`Internal error; reference ${request.id}`) };
@@ -66,7 +81,7 @@ export function registerErrorHandling(app: FastifyInstance, options: { maxUpload
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0] ?? request.url;
+    const path = (request.url.split('?')[0] ?? request.url).slice(0, 200);
     return reply.code(404).send(failure(Errors.unknownResource(`${request.method} ${path}`).message));
   });
 }
