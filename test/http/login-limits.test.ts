@@ -100,7 +100,7 @@ describe('password hashing bound', () => {
     const user = await ctx.createUser();
     // A production-strength hash (the stored format carries its cost): each check takes long enough
     // for all the logins below to arrive while the first still hashes.
-    const strong = await createScryptHasher(16).hash(user.password);
+    const strong = await createScryptHasher(17).hash(user.password);
     await ctx.database.db.updateTable('users').set({ password_hash: strong }).where('id', '=', user.id).execute();
 
     const started = performance.now();
