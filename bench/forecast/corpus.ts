@@ -18,12 +18,16 @@
  *   npm run bench corpus                     or   npx tsx bench/forecast/corpus.ts
  *   BENCH_FORECAST_PEERS=0 | cached          as in run.ts (the peers take about two minutes)
  *   BENCH_CORPUS_ONLY=regex                  only the series whose id matches
+ *   BENCH_CORPUS_INPROCESS=1                 the engine in-process (trainModel, as ablation.ts) instead of
+ *                                            a service: same forecasts up to the seed, minutes faster
  * Writes the per-series table to bench/.out/corpus.md and prints the summary.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { trainModel } from '../../src/training/engine.js';
 import { startService, stopService } from '../service.js';
+import { inputOf } from './ablation.js';
 import { freshDatabase } from '../support.js';
 import { corpusSets, type ForecastSet } from './datasets.js';
 import { naiveScores, score } from './naive.js';
@@ -31,6 +35,7 @@ import { forecastThroughService, LIBRARY_MODELS, PEERS, runPeers } from './run.j
 
 const OUT = join(dirname(fileURLToPath(import.meta.url)), '..', '.out');
 const ONLY = process.env.BENCH_CORPUS_ONLY ? new RegExp(process.env.BENCH_CORPUS_ONLY) : null;
+const IN_PROCESS = process.env.BENCH_CORPUS_INPROCESS === '1';
 
 interface SeriesResult {
   set: ForecastSet;
@@ -50,6 +55,16 @@ export async function benchCorpus() {
   const sets = corpusSets().filter((s) => !ONLY || ONLY.test(s.id));
   mkdirSync(OUT, { recursive: true });
   const results: SeriesResult[] = [];
+  if (IN_PROCESS) {
+    for (const set of sets) {
+      const started = performance.now();
+      const r = trainModel(inputOf(set));
+      const wallMs = performance.now() - started;
+      const out = r.selection?.outputs.find((o) => o.column === set.target);
+      const ours = score(set, r.forecasts.map((f) => Number(f.values[set.target])));
+      results.push({ set, ours, model: out ? out.description || out.chosen : '-', wallMs, naive: naiveScores(set), library: {} });
+    }
+  } else {
   const db = await freshDatabase('bench_corpus');
   try {
     const service = await startService(db.url, { workers: 1, tz: 'UTC' });
@@ -64,26 +79,33 @@ export async function benchCorpus() {
   } finally {
     await db.drop();
   }
+  }
   if (PEERS !== '0') {
     const peers = await runPeers(sets, 'corpus');
     for (const r of results)
       for (const [name, p] of Object.entries(peers[r.set.id] ?? {})) if (p.pred) r.library[name as (typeof LIBRARY_MODELS)[number]] = score(r.set, p.pred, true);
   }
   const markdown = [perSeriesTable(results), '', summaryTable(results)].join('\n');
+  writeFileSync(join(OUT, `corpus${IN_PROCESS ? '-inprocess' : ''}.json`), JSON.stringify(results.map(({ set, ...r }) => ({ id: set.id, ...r }))));
   writeFileSync(join(OUT, 'corpus.md'), `${markdown}\n`);
   console.log(`\n${summaryTable(results)}\n\n(per series: bench/.out/corpus.md)`);
   return results;
 }
 
+const bestOf = (r: SeriesResult, names: (typeof LIBRARY_MODELS)[number][]) => {
+  const values = names.map((n) => r.library[n]).filter((v): v is number => v !== undefined);
+  return values.length > 0 ? Math.min(...values) : undefined;
+};
+
 const bestNaive = (r: SeriesResult) => Object.entries(r.naive).sort((a, b) => a[1] - b[1])[0] as [string, number];
 
 function perSeriesTable(results: SeriesResult[]): string {
   const digits = (v: number | undefined) => (v === undefined ? '-' : v.toPrecision(4));
-  const lines = ['| series | ours (model) | best naive | naive | drift | SARIMA | Holt-Winters | sklearn MLP | ours / best naive |', '|---|---|---|---:|---:|---:|---:|---:|---:|'];
+  const lines = ['| series | ours (model) | best naive | naive | drift | SARIMA | Holt-Winters | ETS | Theta | sklearn MLP | ours / best naive |', '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|'];
   for (const r of results) {
     const [name, value] = bestNaive(r);
     lines.push(
-      `| ${r.set.label} | ${digits(r.ours)} (${r.model}) | ${name} ${digits(value)} | ${digits(r.naive.naive)} | ${digits(r.naive.drift)} | ${digits(r.library.sarima)} | ${digits(r.library.holt_winters)} | ${digits(r.library.mlp)} | ${ratio(r.ours, value).toFixed(2)} |`,
+      `| ${r.set.label} | ${digits(r.ours)} (${r.model}) | ${name} ${digits(value)} | ${digits(r.naive.naive)} | ${digits(r.naive.drift)} | ${digits(r.library.sarima)} | ${digits(r.library.holt_winters)} | ${digits(r.library.ets)} | ${digits(r.library.theta)} | ${digits(r.library.mlp)} | ${ratio(r.ours, value).toFixed(2)} |`,
     );
   }
   return lines.join('\n');
@@ -98,6 +120,10 @@ function summaryTable(results: SeriesResult[]): string {
     ['seasonal naive (monthly series)', (r) => r.naive['seasonal naive']],
     ['statsmodels SARIMA', (r) => r.library.sarima],
     ['statsmodels Holt-Winters', (r) => r.library.holt_winters],
+    ['statsmodels ETS (AICc)', (r) => r.library.ets],
+    ['statsmodels Theta', (r) => r.library.theta],
+    ['mean of ETS and Theta (Comb)', (r) => r.library.comb],
+    ['best of ETS, Theta, SARIMA in hindsight', (r) => bestOf(r, ['ets', 'theta', 'sarima'])],
     ['sklearn linear', (r) => r.library.linear],
     ['sklearn MLP', (r) => r.library.mlp],
     ['sklearn gradient boosting', (r) => r.library.gbr],
@@ -112,14 +138,14 @@ function summaryTable(results: SeriesResult[]): string {
   // 21 of the series are sectors of one employment table and move together: per source, so that one
   // source's common fate is seen as one.
   const sources = [...new Set(results.map((r) => r.set.id.split('.')[0]!))];
-  lines.push('', '| source | series | ours / best naive | ours / last value | ours / statsmodels SARIMA |', '|---|---:|---:|---:|---:|');
+  lines.push('', '| source | series | ours / best naive | ours / last value | ours / statsmodels SARIMA | ours / best of ETS, Theta, SARIMA |', '|---|---:|---:|---:|---:|---:|');
   for (const source of sources) {
     const group = results.filter((r) => r.set.id.split('.')[0] === source);
     const gm = (pick: (r: SeriesResult) => number | undefined) => {
       const ratios = group.flatMap((r) => (pick(r) === undefined ? [] : [ratio(r.ours, pick(r) as number)]));
       return ratios.length > 0 ? geometricMean(ratios).toFixed(3) : '-';
     };
-    lines.push(`| ${source} | ${group.length} | ${gm((r) => bestNaive(r)[1])} | ${gm((r) => r.naive.naive)} | ${gm((r) => r.library.sarima)} |`);
+    lines.push(`| ${source} | ${group.length} | ${gm((r) => bestNaive(r)[1])} | ${gm((r) => r.naive.naive)} | ${gm((r) => r.library.sarima)} | ${gm((r) => bestOf(r, ['ets', 'theta', 'sarima']))} |`);
   }
   const wall = results.map((r) => r.wallMs).sort((a, b) => a - b);
   lines.push('', `Job wall time (upload answered -> status 3): median ${((wall[Math.floor(n / 2)] ?? 0) / 1000).toFixed(1)} s, max ${((wall[n - 1] ?? 0) / 1000).toFixed(1)} s.`);

