@@ -106,7 +106,10 @@ function place(input: TrainingInput, analysis: Analysis): Placement {
   const horizon = timeOrdered
     ? Math.max(1, Math.min(Math.max(...ahead, 1), Math.floor(knownTimes.length / 2)))
     : Math.max(1, targets.length);
-  const season = timeOrdered ? Math.max(1, axis.season) : 1;
+  // Quarters (month steps of 3) are a season of 4, as every forecasting library reads them (issue 23);
+  // dates.ts names their frequency 'other', which the upload's default horizon keeps.
+  const quarterly = axis.unit === 'month' && axis.step === 3;
+  const season = timeOrdered ? Math.max(1, quarterly ? 4 : axis.season) : 1;
   const info: SeriesInfo = {
     timeOrdered,
     frequency: axis.frequency,

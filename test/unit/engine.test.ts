@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { trainModel } from '../../src/training/engine.js';
 import { intervalWidths } from '../../src/training/intervals.js';
 import { familiesFor } from '../../src/training/models/candidates.js';
+import { selectArOrder } from '../../src/training/models/linear.js';
+import { NAIVE_NAMES } from '../../src/training/models/naive.js';
 import { predict, predictWithIntervals } from '../../src/training/predict.js';
 import { mulberry32 } from '../../src/training/prng.js';
 import type { ColumnSpec, TrainingProgress, TrainingResult } from '../../src/training/types.js';
@@ -105,6 +107,77 @@ describe('forecasting engine: model families on series with a known answer', () 
     expect(r.forecasts).toHaveLength(10);
     expect(r.forecasts.every((f) => f.values.band === 'high' || f.values.band === 'low')).toBe(true);
     expect(r.selection?.scheme).toBe('k-fold');
+  });
+});
+
+describe('forecasting engine: seasons, long cycles and the naive bar (issue 23)', () => {
+  /** A quarterly upload (year and month columns, a row every 3 months) of `values`, the last `hidden` empty. */
+  function quarterly(values: number[], hidden: number) {
+    const columns: ColumnSpec[] = [
+      { name: 'year', role: 'date', kind: 'numeric', datePart: 'year' },
+      { name: 'month', role: 'date', kind: 'numeric', datePart: 'month' },
+      { name: 'y', role: 'output', kind: 'numeric' },
+    ];
+    const rows = values.map((v, i) => [String(1990 + Math.floor(i / 4)), String(3 * (i % 4) + 1), i < values.length - hidden ? v.toFixed(3) : '']);
+    return { header: ['year', 'month', 'y'], columns, rows, truth: values.slice(values.length - hidden) };
+  }
+
+  it('treats quarterly data as a season of 4 and forecasts it far better than last value', () => {
+    const random = mulberry32(4);
+    const pattern = [12, -8, 5, -9];
+    const values = Array.from({ length: 60 }, (_, i) => 200 + 0.5 * i + (pattern[i % 4] as number) + (random() - 0.5) * 2);
+    const s = quarterly(values, 8);
+    const r = trainModel({ ...s, params: {} });
+    expect(r.selection?.season).toBe(4);
+    const lastValue = s.truth.map(() => values[values.length - 9] as number);
+    expect(mae(forecastOf(r), s.truth)).toBeLessThan(mae(lastValue, s.truth) / 4);
+  });
+
+  it('picks the autoregressive order as statsmodels ar_select_order does on an AR(2) with a 10-step cycle', () => {
+    const random = mulberry32(11);
+    const y: number[] = [0, 0];
+    for (let i = 2; i < 300; i++) y.push(1.6 * (y[i - 1] as number) - 0.9 * (y[i - 2] as number) + (random() - 0.5));
+    const time = y.map((_, i) => i);
+    // ar_select_order(y, 24, ic='aic', trend='c') on these 300 values: lags 1..6 (the sample after lag 24).
+    expect(selectArOrder(time, y, 1, 24)).toEqual({ p: 6, trend: false });
+    // With at most 2 lags it is the process's own order.
+    expect(selectArOrder(time, y, 1, 2)).toEqual({ p: 2, trend: false });
+  });
+
+  it('forecasts an annual series with a cycle longer than any season by a long autoregression', () => {
+    const random = mulberry32(12);
+    const values = Array.from({ length: 140 }, (_, i) => 50 + 10 * Math.sin((2 * Math.PI * i) / 11) + (random() - 0.5) * 3);
+    const rows = values.map((v, i) => [String(1870 + i), i < 130 ? v.toFixed(3) : '']);
+    const columns: ColumnSpec[] = [
+      { name: 'year', role: 'date', kind: 'numeric', datePart: 'year' },
+      { name: 'y', role: 'output', kind: 'numeric' },
+    ];
+    const r = trainModel({ header: ['year', 'y'], columns, rows, params: {} });
+    const truth = values.slice(130);
+    const drift = truth.map((_, h) => (values[129] as number) + ((h + 1) * ((values[129] as number) - (values[0] as number))) / 129);
+    expect(mae(forecastOf(r), truth)).toBeLessThan(mae(drift, truth) / 3);
+    const ar = r.selection?.outputs[0]?.candidates.find((c) => c.name === 'ar');
+    expect(ar?.error).toBeLessThan(r.selection?.outputs[0]?.baseline.error as number);
+  });
+
+  it('never publishes a model worse on its backtest than the best naive baseline it could choose', () => {
+    const random = mulberry32(13);
+    let level = 100;
+    const uploads = [
+      Array.from({ length: 120 }, () => (level += (random() - 0.5) * 6)),
+      Array.from({ length: 60 }, () => 30 + (random() - 0.5) * 10),
+      Array.from({ length: 96 }, (_, i) => 10 + (SEASON[i % 12] as number) * (1 + (random() - 0.5) * 0.6)),
+    ];
+    for (const values of uploads) {
+      const out = trainModel({ ...series(values, 12), params: {} }).selection?.outputs[0];
+      const naive = out?.candidates.filter((c) => NAIVE_NAMES.has(c.name) && c.error !== null).map((c) => c.error as number) ?? [];
+      expect(naive.length).toBeGreaterThan(2);
+      expect(out?.error).toBeLessThanOrEqual(Math.min(...naive) + 1e-9);
+      // Nothing beat them: the published model is that baseline (or a combination no worse).
+      if (out?.candidates.every((c) => NAIVE_NAMES.has(c.name) || c.error === null || c.error >= Math.min(...naive))) {
+        expect(out?.chosen === 'combination' || NAIVE_NAMES.has(out?.chosen)).toBe(true);
+      }
+    }
   });
 });
 

@@ -2,20 +2,25 @@
  * The registry of model families, in order of simplicity (ties in the backtest go to the earlier one).
  * Stored models name their families; revive looks them up here.
  */
+import { etsFamily } from './ets.js';
 import { forestClassifierFamily, forestFamily } from './forest.js';
-import { linearArFamily, linearDiffFamily, linearFamily } from './linear.js';
+import { arFamily, linearArFamily, linearDiffFamily, linearFamily } from './linear.js';
 import { logisticFamily } from './logistic.js';
 import type { ModelFamily, OutputKind } from './model.js';
 import { majorityFamily, naiveFamilies } from './naive.js';
 import { createNetworkFamily, networkClassifierFamily } from './network.js';
 import { sarimaFamily } from './sarima.js';
+import { thetaFamily } from './theta.js';
 
 const numeric: ModelFamily[] = [
   ...naiveFamilies,
   linearFamily,
   linearArFamily,
   linearDiffFamily,
+  arFamily,
   sarimaFamily,
+  etsFamily,
+  thetaFamily,
   forestFamily,
   // The network learns what the ridge regression misses, so it never has to extrapolate a trend.
   createNetworkFamily(linearFamily),

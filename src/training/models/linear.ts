@@ -8,7 +8,7 @@
  * from one symmetric eigendecomposition of X'X (ml-matrix), so the fit costs O(n p^2) however many
  * penalties are tried and stays fast on 100k-row uploads.
  */
-import { EigenvalueDecomposition, Matrix } from 'ml-matrix';
+import { EigenvalueDecomposition, Matrix, solve } from 'ml-matrix';
 import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
 
 const PENALTIES = [1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1];
@@ -295,4 +295,89 @@ export const linearDiffFamily: ModelFamily<DiffState> = {
     return reviveDiff({ inner: inner.state, lastTime: rows.time.at(-1) as number, lastValue: y.at(-1) as number });
   },
   revive: reviveDiff,
+};
+
+/**
+ * `ar`: an autoregression long enough for cycles that are not a calendar season (issue 23): lags 1..p of
+ * the output with a constant, season dummies where the series is seasonal, and a linear trend when it
+ * helps, p and the trend chosen by AICc as statsmodels' ar_select_order and auto.arima choose (least squares
+ * on the same rows for every candidate order, those after the longest lag), p up to n/4 and MAX_AR_ORDER.
+ * The chosen order is then fitted like `linear_ar` (ridge, penalty by GCV) and forecast recursively.
+ */
+export const MAX_AR_ORDER = 24;
+/** Rows of the order selection: the last ones only, so a long upload costs as much as this many. */
+const AR_SELECTION_ROWS = 2000;
+
+export function selectArOrder(time: number[], y: number[], season: number, maxOrder: number): { p: number; trend: boolean } {
+  const values = new Map<number, number>();
+  time.forEach((t, i) => values.set(t, y[i] as number));
+  const first = Math.max(0, time.length - AR_SELECTION_ROWS);
+  const seasonal = season > 1 && time.length >= 2 * season;
+  const design: number[][] = [];
+  const target: number[] = [];
+  const t0 = time[0] as number;
+  const tScale = Math.max(1, (time.at(-1) as number) - t0);
+  for (let i = first; i < time.length; i++) {
+    const t = time[i] as number;
+    const lags = lagValuesAt(values, t, Array.from({ length: maxOrder }, (_, k) => k + 1));
+    if (lags === null) continue;
+    const dummies: number[] = [];
+    if (seasonal) for (let k = 1; k < season; k++) dummies.push(slotOf(t, season) === k ? 1 : 0);
+    // Columns: constant, season dummies, lags 1..maxOrder, trend (last, so each candidate is a prefix plus it).
+    design.push([1, ...dummies, ...lags, (t - t0) / tScale]);
+    target.push(y[i] as number);
+  }
+  const n = design.length;
+  const width = design[0]?.length ?? 0;
+  const fixed = 1 + (seasonal ? season - 1 : 0);
+  const gram = Array.from({ length: width }, () => new Float64Array(width));
+  const xy = new Float64Array(width);
+  let yy = 0;
+  design.forEach((row, i) => {
+    const v = target[i] as number;
+    yy += v * v;
+    for (let j = 0; j < width; j++) {
+      xy[j] = (xy[j] as number) + (row[j] as number) * v;
+      const g = gram[j] as Float64Array;
+      for (let k = 0; k < width; k++) g[k] = (g[k] as number) + (row[j] as number) * (row[k] as number);
+    }
+  });
+  let best = { aicc: Infinity, p: 1, trend: false };
+  for (let p = 1; p <= maxOrder; p++) {
+    for (const trend of [false, true]) {
+      const columns = [...Array.from({ length: fixed + p }, (_, j) => j), ...(trend ? [width - 1] : [])];
+      const k = columns.length;
+      if (n - k - 1 <= 0) continue;
+      const a = new Matrix(columns.map((j) => columns.map((c) => (gram[j] as Float64Array)[c] as number)));
+      const b = Matrix.columnVector(columns.map((j) => xy[j] as number));
+      let rss: number;
+      try {
+        const beta = solve(a, b);
+        rss = yy - columns.reduce((sum, j, r) => sum + beta.get(r, 0) * (xy[j] as number), 0);
+      } catch {
+        continue;
+      }
+      const aicc = n * Math.log(Math.max(rss, 1e-300) / n) + 2 * k + (2 * k * (k + 1)) / (n - k - 1);
+      if (aicc < best.aicc) best = { aicc, p, trend };
+    }
+  }
+  return { p: best.p, trend: best.trend };
+}
+
+const maxArOrder = (rows: number) => Math.min(MAX_AR_ORDER, Math.floor(rows / 4));
+
+export const arFamily: ModelFamily<LinearState> = {
+  name: 'ar',
+  kind: 'numeric',
+  applies: (info, n) => info.timeOrdered && maxArOrder(n) >= 1 && n >= 16,
+  cost: (_info, n) => 2 + Math.min(n, AR_SELECTION_ROWS) / 2_000,
+  fit(rows, ctx) {
+    if (!isRegular(rows.time)) throw new Error('the series is not regular enough for lags');
+    const y = rows.target as number[];
+    const { p, trend } = selectArOrder(rows.time, y, ctx.info.season, maxArOrder(y.length));
+    ctx.progress(0.5);
+    const fitted = fitLinear({ ...rows, features: rows.features.map(() => []) }, ctx, true, { trend, lags: Array.from({ length: p }, (_, k) => k + 1) });
+    return fitted;
+  },
+  revive,
 };
