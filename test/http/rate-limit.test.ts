@@ -66,4 +66,18 @@ describe('X-Forwarded-For (issue 22)', () => {
       expect(refusedOf(replies)).toBe(10);
     });
   });
+
+  it('with TRUST_PROXY=1 (a hop count) takes the last forwarded address, whoever sent it', async () => {
+    const hops = await createTestContext({ env: { RATE_LIMIT_LOGIN: '20', TRUST_PROXY: '1' } });
+    try {
+      const distinct = [];
+      for (let i = 0; i < 30; i++) distinct.push(await wrongLogin(hops, '10.7.7.9', `203.0.113.${i}`, 300 + i));
+      expect(refusedOf(distinct)).toBe(0);
+      const same = [];
+      for (let i = 0; i < 30; i++) same.push(await wrongLogin(hops, '10.7.7.9', `198.51.100.${i}, 192.0.2.1`, 400 + i));
+      expect(refusedOf(same)).toBe(10);
+    } finally {
+      await hops.close();
+    }
+  });
 });
