@@ -84,7 +84,7 @@ it('a worker answers its own probes and exits promptly on SIGTERM', async () => 
   const worker = await startWorker({ databaseUrl: db.url, env: { SHUTDOWN_GRACE_MS: String(GRACE_MS), WORKER_HEALTH_PORT: String(healthPort) } });
   const probe = async (path: string) => {
     const res = await fetch(`http://127.0.0.1:${healthPort}${path}`, { signal: AbortSignal.timeout(5000) });
-    return { http: res.status, envelope: (await res.json()) as unknown };
+    return { http: res.status, envelope: (await res.json()) };
   };
   expect(await probe('/healthz')).toEqual({ http: 200, envelope: { status: 0, data: 'ok' } });
   expect(await probe('/readyz')).toEqual({ http: 200, envelope: { status: 0, data: 'ready' } });
