@@ -47,21 +47,22 @@ export async function startRuntime(
   options: { checkSecrets?: boolean } = {},
 ): Promise<Runtime> {
   const database = await openDatabase(config);
-  const applied = await migrate(database);
-  const secretKey = await resolveSecretKey(config);
-  const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, logger });
-  const services = buildServices({ config, database, mailer, clock: systemClock, hasher: createScryptHasher(), secretKey, metrics });
-  if (applied.length > 0) {
-    logger.info({ applied }, 'migrations applied');
-    await services.events.record({ type: 2, procedure: 'migrations', text: `Applied migrations: ${applied.join(', ')}` });
-  }
-  if (options.checkSecrets ?? true) {
-    try {
-      await checkSecrets(services, logger);
-    } catch (error) {
-      await database.close();
-      throw error;
+  let services: Services;
+  let secretKey: string;
+  try {
+    const applied = await migrate(database);
+    secretKey = await resolveSecretKey(config);
+    const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir, logger });
+    services = buildServices({ config, database, mailer, clock: systemClock, hasher: createScryptHasher(), secretKey, metrics });
+    if (applied.length > 0) {
+      logger.info({ applied }, 'migrations applied');
+      await services.events.record({ type: 2, procedure: 'migrations', text: `Applied migrations: ${applied.join(', ')}` });
     }
+    if (options.checkSecrets ?? true) await checkSecrets(services, logger);
+  } catch (error) {
+    // A failed start lets go of the database (and the embedded one's lock) at once.
+    await database.close().catch(() => undefined);
+    throw error;
   }
   return {
     config,
