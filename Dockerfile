@@ -19,6 +19,7 @@ COPY migrations ./migrations
 RUN mkdir -p /data && chown node:node /data
 USER node
 EXPOSE 8080
+# The API's /healthz, or a worker's on its own WORKER_HEALTH_PORT (a worker serves no API).
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
-  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.WORKER_HEALTH_PORT||process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 CMD ["node", "dist/src/server.js"]
