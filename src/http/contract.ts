@@ -246,7 +246,8 @@ const VERSION_LABEL: Record<string, { tag: string; op: string }> = {
 export function documentRoute({ schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions }) {
   const prefix = Object.keys(VERSION_LABEL).find((p) => url.startsWith(p));
   const match = /\/([\w-]+)\.php$/.exec(url);
-  if (!prefix || !match || !schema) return { schema: { ...schema, hide: url.startsWith('/docs') }, url };
+  // A route's own `hide` holds (the console's static files); swagger-ui's /docs routes are always hidden.
+  if (!prefix || !match || !schema) return { schema: { ...schema, hide: Boolean(schema?.hide) || url.startsWith('/docs') }, url };
   const version = VERSION_LABEL[prefix]!;
   const resource = match[1]!;
   const method = String(Array.isArray(route.method) ? route.method[0] : route.method);

@@ -1,10 +1,12 @@
 import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand, USAGE } from '../../src/cli/admin.js';
+import { DatabaseLockedError, lockEmbeddedDatabase } from '../../src/db/embedded-lock.js';
 import { loadConfig } from '../../src/config.js';
 import { startRuntime } from '../../src/runtime.js';
 import pino from 'pino';
@@ -183,5 +185,43 @@ describe('admin CLI passwords and sessions (issue 22)', () => {
     await withRuntime(async ({ services }) => {
       expect(await services.users.findByEmail('held@example.com')).toBeUndefined();
     });
+  });
+});
+
+describe('the embedded database lock (issue 22)', () => {
+  const ticksOf = (pid: number) => {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
+  };
+  const holder = (over: Record<string, unknown>) =>
+    JSON.stringify({ pid: process.ppid, host: os.hostname(), startTicks: ticksOf(process.ppid), startedAt: '2026-01-01T00:00:00.000Z', process: 'the service', ...over });
+
+  it('refuses while its holder lives, takes over a lock whose pid is gone, reused, unreadable or foreign and untouched', async () => {
+    const pgdata = path.join(await mkdtemp(path.join(os.tmpdir(), 'mtcs-lock-')), 'pgdata');
+    const lockFile = `${pgdata}.lock`;
+    try {
+      writeFileSync(lockFile, holder({}));
+      await expect(lockEmbeddedDatabase(pgdata)).rejects.toThrow(`The service (pid ${process.ppid}, since 2026-01-01T00:00:00.000Z) holds the embedded database under ${path.dirname(pgdata)}; stop it first, or use DATABASE_URL`);
+      writeFileSync(lockFile, holder({ host: 'other-host' }));
+      await expect(lockEmbeddedDatabase(pgdata)).rejects.toThrow(/on host other-host/);
+
+      const stale = [
+        holder({ pid: 2 ** 22 + 12345 }), // no such process
+        holder({ startTicks: '1' }), // the pid now belongs to another process
+        'not json',
+        holder({ host: 'other-host' }), // untouched for longer than its holder would leave it
+      ];
+      for (const [i, content] of stale.entries()) {
+        writeFileSync(lockFile, content);
+        if (i === 3) utimesSync(lockFile, new Date(Date.now() - 120_000), new Date(Date.now() - 120_000));
+        const release = await lockEmbeddedDatabase(pgdata);
+        expect(JSON.parse(readFileSync(lockFile, 'utf8'))).toMatchObject({ pid: process.pid, host: os.hostname() });
+        await expect(lockEmbeddedDatabase(pgdata)).rejects.toThrow(DatabaseLockedError);
+        await release();
+        expect(existsSync(lockFile)).toBe(false);
+      }
+    } finally {
+      await rm(path.dirname(pgdata), { recursive: true, force: true });
+    }
   });
 });
