@@ -96,7 +96,7 @@ export function classSpec(panel: ClassPanel, title: PanelTitle, size: PanelSize)
     data: { values: panel.counts as unknown as Record<string, unknown>[] },
     mark: { type: 'bar' },
     encoding: {
-      x: { field: 'value', type: 'nominal', title: panel.column, sort: null, axis: { labelOverlap: true, labelLimit: 120 } },
+      x: { field: 'value', type: 'nominal', title: panel.column, sort: null, axis: { labelOverlap: true, labelLimit: 120, labelAngle: 0 } },
       xOffset: { field: 'part', type: 'nominal', sort: ['known', 'predicted'] },
       y: { field: 'count', type: 'quantitative', title: 'rows' },
       color: { field: 'part', type: 'nominal', scale: { domain: ['known', 'predicted'], range: CLASS_COLORS }, title: null },

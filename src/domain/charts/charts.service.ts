@@ -38,14 +38,16 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 /** "sales: sarima, backtest MAE 4.1 vs best naive seasonal-naive 9.3" from the job's selection report. */
 function titleOf(panel: PanelData, selection: SelectionReport | null, axisNote: string): PanelTitle {
   const chosen: OutputSelection | undefined = selection?.outputs.find((o) => o.column === panel.column);
-  const model = chosen ? (chosen.description && chosen.description !== chosen.chosen ? `${chosen.chosen} (${chosen.description})` : chosen.chosen) : 'neural network';
+  // A description that already names the choice ("combination of sarima (0.55), linear (0.45)") stands alone.
+  const model = !chosen ? 'neural network' : !chosen.description || chosen.description.startsWith(chosen.chosen) ? chosen.description || chosen.chosen : `${chosen.chosen} (${chosen.description})`;
   const error = chosen
     ? `backtest ${chosen.metric} ${score(chosen.metric, chosen.error)} vs best naive ${chosen.baseline.name} ${score(chosen.metric, chosen.baseline.error)}`
     : 'legacy single network: no backtest selection';
   const history = panel.shownRows < panel.knownRows ? `last ${panel.shownRows} of ${plural(panel.knownRows, 'known row')}` : plural(panel.knownRows, 'known row');
   const bands = panel.kind === 'series' && panel.withIntervals ? ', 80% and 95% intervals' : '';
   const other = panel.kind === 'classes' && panel.otherClasses > 0 ? `; ${plural(panel.otherClasses, 'rarer class')} not drawn` : '';
-  return { text: `${panel.column}: ${model}`, subtitle: [error, `${history}, ${plural(panel.forecastRows, 'forecast row')}${bands}${axisNote}${other}`] };
+  const forecast = plural(panel.forecastRows, panel.kind === 'classes' ? 'predicted row' : 'forecast row');
+  return { text: `${panel.column}: ${model}`, subtitle: [error, `${history}, ${forecast}${bands}${axisNote}${other}`] };
 }
 
 /**
