@@ -51,7 +51,7 @@ const PGLITE_BATCH_BYTES = 8 * 1024 * 1024;
  * A spooled upload is copied into the embedded database in batches this large, each taking its one
  * connection on its own, so other requests get their turn between batches (bench/ingest, docs/benchmarks.md).
  */
-const PGLITE_STAGING_BATCH_BYTES = 1024 * 1024;
+const PGLITE_STAGING_BATCH_BYTES = 256 * 1024;
 
 /**
  * An upload's rows are copied into a staging table outside any transaction, then renamed to its
