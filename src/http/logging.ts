@@ -14,7 +14,9 @@ function redactUrl(url: string): string {
 
 const serializers = {
   req(request: { method: string; url: string; ip?: string; id?: string }) {
-    return { method: request.method, url: redactUrl(request.url), ip: request.ip, reqId: request.id };
+    // A URL may be 16 KB (the header limit): a log line keeps its first 1,000 characters.
+    const url = redactUrl(request.url);
+    return { method: request.method, url: url.length > 1000 ? `${url.slice(0, 1000)}…` : url, ip: request.ip, reqId: request.id };
   },
 };
 const redact = { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[redacted]' };

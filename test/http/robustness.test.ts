@@ -266,4 +266,13 @@ describe('refusals in the envelope', () => {
       expect(ctx.logLines.slice(logged).join('')).not.toContain('n'.repeat(65));
     }
   });
+
+  it('keeps a 12 KB query string out of the reply and cuts it in the log', async () => {
+    const logged = ctx.logLines.length;
+    const res = await ctx.request({ method: 'POST', url: `${CURRENT}/sessions.php?${'q'.repeat(12 * 1024)}=nul%00`, ...form({ email: user.email, password: 'x' }) });
+    expect(res.envelope).toEqual({ status: 1, data: `Invalid parameter '${'q'.repeat(64)}…': must not contain NUL characters` });
+    const lines = ctx.logLines.slice(logged).join('');
+    expect(lines).toContain('q'.repeat(900));
+    expect(lines).not.toContain('q'.repeat(1001));
+  });
 });
