@@ -13,7 +13,7 @@ import { createTrainingRunner } from '../../src/training/wiring.js';
 import { CURRENT, OLDER, createTestContext, form, multipart, type TestContext, type TestUser } from '../support/helper.js';
 
 let ctx: TestContext;
-let training: ReturnType<typeof createTrainingRunner>;
+let training: ReturnType<typeof createTrainingRunner> | undefined;
 let owner: TestUser;
 let other: TestUser;
 let admin: TestUser;
@@ -205,6 +205,64 @@ describe('GET /charts.php images', () => {
   it('POST takes the same parameters as a form', async () => {
     const res = await ctx.app.inject({ method: 'POST', url: `${CURRENT}/charts.php`, ...form({ session: owner.session, job_id: tabular, format: 'png', width: 300, height: 200 }) });
     expect(pngSize(res.rawPayload)).toEqual({ width: 300, height: 200 });
+  });
+});
+
+describe('outputs written beside the engine (two forecast columns; no date columns)', () => {
+  /** A Pending job whose input has the given roles and whose output is written directly, as the engine would. */
+  async function storedForecast(csv: string, roles: Record<string, string>, rows: Record<string, string>[], header: string[]) {
+    const jobId = await newJob(owner);
+    await upload(jobId, csv);
+    const put = await ctx.request({ method: 'PUT', url: `${CURRENT}/data.php`, ...form({ session: owner.session, job_id: jobId, ...roles }) });
+    expect(put.envelope.status, String(put.envelope.data)).toBe(0);
+    const bounds = (v: string) => ({ lo80: String(Number(v) - 1), hi80: String(Number(v) + 1), lo95: String(Number(v) - 2), hi95: String(Number(v) + 2) });
+    const outputs = header.filter((h) => roles[h] === 'output');
+    await ctx.services.data.writeOutput(jobId, rows, header, rows.map((r) => Object.fromEntries(outputs.map((o) => [o, bounds(r[o]!)]))));
+    return jobId;
+  }
+
+  let twoColumns: number;
+  let noDates: number;
+  beforeAll(async () => {
+    // No engine from here on: these jobs stay Pending with the output written by the test.
+    await training?.close();
+    training = undefined;
+    const months = Array.from({ length: 24 }, (_, t) => `${2010 + Math.floor(t / 12)},${(t % 12) + 1},${100 + t},${50 + (t % 5)}`);
+    twoColumns = await storedForecast(`year,month,sales,costs\n${months.join('\n')}\n`, { sales: 'output', costs: 'output' }, [
+      { year: '2012', month: '1', sales: '124', costs: '54' },
+      { year: '2012', month: '2', sales: '125', costs: '50' },
+    ], ['year', 'month', 'sales', 'costs']);
+    const lines = Array.from({ length: 30 }, (_, i) => `${i % 7},${3 * i}`);
+    noDates = await storedForecast(`x,y\n${lines.join('\n')}\n`, { y: 'output' }, [{ x: '2', y: '90' }, { x: '3', y: '93' }], ['x', 'y']);
+  });
+
+  it('stacks one panel per forecast column: the PNG is width x (height x panels), the SVG nests both', async () => {
+    const png = await chart(owner, `job_id=${twoColumns}&format=png&width=500&height=250`);
+    expect(pngSize(png.rawPayload)).toEqual({ width: 500, height: 500 });
+    const svg = await chart(owner, `job_id=${twoColumns}&width=500&height=250`);
+    expect(XMLValidator.validate(svg.body)).toBe(true);
+    expect(svg.body).toMatch(/^<svg [^>]*width="500" height="500"/);
+    expect(svg.body).toContain('<svg x="0" y="250" ');
+    expect(svg.body).toContain('sales: neural network');
+    expect(svg.body).toContain('costs: neural network');
+    const spec = await vegaSpec(owner, `job_id=${twoColumns}`);
+    expect(validateVegaLite(spec)).toBe(true);
+    expect((spec.vconcat as { title: { text: string } }[]).map((p) => p.title.text)).toEqual(['sales: neural network', 'costs: neural network']);
+  });
+
+  it('`column` picks one panel, case-insensitively', async () => {
+    const spec = await vegaSpec(owner, `job_id=${twoColumns}&column=COSTS`);
+    expect(spec.title.text).toBe('costs: neural network');
+    expect(spec.datasets.history).toHaveLength(24);
+    expect(pngSize((await chart(owner, `job_id=${twoColumns}&format=png&column=costs&width=500&height=250`)).rawPayload)).toEqual({ width: 500, height: 250 });
+  });
+
+  it('without date columns draws by row number, forecast rows after the last known one, and says so', async () => {
+    const spec = await vegaSpec(owner, `job_id=${noDates}`);
+    expect(spec.encoding.x).toMatchObject({ type: 'quantitative', title: 'row' });
+    expect((spec.datasets.history as { x: number }[]).map((p) => p.x)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect((spec.datasets.forecast as { x: number }[]).map((p) => p.x)).toEqual([30, 31, 32]);
+    expect(spec.title.subtitle).toEqual(['legacy single network: no backtest selection', '30 known rows, 2 forecast rows, 80% and 95% intervals; by row number (no readable dates)']);
   });
 });
 

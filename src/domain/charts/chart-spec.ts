@@ -109,8 +109,14 @@ export function classSpec(panel: ClassPanel, title: PanelTitle, size: PanelSize)
 export function stackSpecs(panels: TopLevelSpec[]): TopLevelSpec {
   if (panels.length === 1) return panels[0]!;
   const inner = panels.map((panel) => {
-    const { $schema: _schema, autosize: _autosize, config: _config, ...rest } = panel as unknown as Record<string, unknown>;
-    return rest;
+    const { $schema: _schema, autosize: _autosize, config: _config, datasets, ...rest } = panel as unknown as Record<string, unknown>;
+    if (!datasets) return rest;
+    // Named datasets live only at the top level and panels share names: each layer takes its rows inline.
+    const named = datasets as Record<string, unknown[]>;
+    const layers = (rest.layer as { data?: { name: string; format?: unknown } }[]).map((layer) =>
+      layer.data ? { ...layer, data: { values: named[layer.data.name], format: layer.data.format } } : layer,
+    );
+    return { ...rest, layer: layers };
   });
   return { $schema: VEGA_LITE_SCHEMA, vconcat: inner, config } as unknown as TopLevelSpec;
 }
