@@ -133,6 +133,23 @@
     }
   }
 
+  /** POST /users, then the sign-in form is ready with the new e-mail. */
+  async function register(event) {
+    event.preventDefault();
+    say('');
+    try {
+      const form = $('register-form');
+      const res = await fetch(`${API}users.php`, { method: 'POST', credentials: 'same-origin', body: new URLSearchParams(new FormData(form)) });
+      await envelopeOf(res, 'POST users');
+      $('email').value = $('reg-email').value;
+      form.reset();
+      $('register-status').textContent = 'Account created: sign in with it above.';
+      $('password').focus();
+    } catch (error) {
+      failed(error);
+    }
+  }
+
   async function logout() {
     try {
       if (state.user && state.user.id) await api('DELETE', 'session', { user_id: state.user.id });
@@ -539,6 +556,7 @@
   document.addEventListener('DOMContentLoaded', () => {
     $('login-form').addEventListener('submit', (e) => void login(e));
     $('job-form').addEventListener('submit', (e) => void createJob(e));
+    $('register-form').addEventListener('submit', (e) => void register(e));
     $('logout').addEventListener('click', () => void logout());
     $('abort').addEventListener('click', () => void abort());
     $('download').addEventListener('click', download);

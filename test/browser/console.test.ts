@@ -9,7 +9,7 @@ import { birthsCsv, co2Csv } from './co2.js';
 
 /**
  * The console (/console/, issue 24) in a real headless Chromium against a real service process on
- * embedded PGlite: a consumer signs in with the keyboard, uploads a long series and aborts it while it
+ * embedded PGlite: a new user creates an account and signs in with the keyboard, uploads a long series and aborts it while it
  * trains (an administrator sees it in the queue meanwhile), then uploads a real monthly series, follows
  * its Advance to 100, sees the chart, the leaderboard and the intervals, and downloads the forecast.
  * Screenshots are kept in test/browser/artifacts/ (git-ignored).
@@ -41,6 +41,7 @@ function watchProblems(tab: Page): string[] {
 
 /** Signs in with the keyboard only: focus the e-mail, type, Tab to the password, type, Enter. */
 async function signIn(tab: Page, email: string, password: string) {
+  await tab.locator('#email').fill('');
   await tab.locator('#email').focus();
   await tab.keyboard.type(email);
   await tab.keyboard.press('Tab');
@@ -77,7 +78,6 @@ describe.skipIf(!hasChromium)('console in headless Chromium, served by the servi
     mkdirSync(ARTIFACTS, { recursive: true });
     // Empty DATABASE_URL: the embedded PGlite in a temporary DATA_DIR; one training thread.
     api = await startApi({ databaseUrl: '', env: { DATA_DIR: dataDir, WORKERS: '1' } });
-    await new Client(api.baseUrl).ok('POST', 'users', { name: 'Console', lastname: 'User', email, password, phonenumber: '600000000' });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
@@ -108,7 +108,7 @@ describe.skipIf(!hasChromium)('console in headless Chromium, served by the servi
     expect([bare.status, bare.headers.get('location')]).toEqual([301, '/console/']);
   });
 
-  it('signs in, aborts a long training, trains a real series to 100, shows chart, leaderboard and intervals, downloads the CSV', async () => {
+  it('creates an account, signs in, aborts a long training, trains a real series to 100, shows chart, leaderboard and intervals, downloads the CSV', async () => {
     const tab = await consumerContext.newPage();
     const problems = watchProblems(tab);
     const chartReplies: { url: string; type: string }[] = [];
@@ -116,6 +116,18 @@ describe.skipIf(!hasChromium)('console in headless Chromium, served by the servi
       if (response.url().includes('/charts.php')) chartReplies.push({ url: response.url(), type: response.headers()['content-type'] ?? '' });
     });
     await tab.goto(`${api.baseUrl}/console/`);
+    // A new user creates the account from the page (POST /users), then signs in.
+    await tab.locator('#register summary').click();
+    await tab.fill('#reg-name', 'Console');
+    await tab.fill('#reg-lastname', 'User');
+    await tab.fill('#reg-email', email);
+    await tab.fill('#reg-phone', '600000000');
+    await tab.fill('#reg-password', password);
+    await tab.locator('#register-form button[type=submit]').click();
+    await expect
+      .poll(async () => (await tab.locator('#register-status').textContent()) || (await tab.locator('#message').textContent()), { timeout: 20_000 })
+      .toBe('Account created: sign in with it above.');
+    expect(await tab.locator('#email').inputValue()).toBe(email);
     await signIn(tab, email, password);
 
     // The session is the httpOnly cookie: the page's script cannot read it and keeps no copy.
