@@ -38,6 +38,9 @@ export function edgeServerOptions(limits: Limits): FastifyHttpOptions<Server> {
     // No limit on a whole request: a 200 MB upload from a phone may take long; its pauses are bounded instead.
     requestTimeout: 0,
     bodyLimit: BODY_LIMIT_BYTES,
+    // While draining, a request arriving on a connection still open is served (with Connection: close)
+    // instead of Fastify's 503 body, which is not the envelope.
+    return503OnClosing: false,
     // Fastify calls it with the instance as `this`.
     clientErrorHandler(this: FastifyInstance, error: Error, socket: Socket) {
       const code = (error as Error & { code?: string }).code;
