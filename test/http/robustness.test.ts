@@ -221,6 +221,20 @@ describe('refusals in the envelope', () => {
     });
   });
 
+  it('refuses a chunked body once it passes the limit of requests without files, naming that limit', async () => {
+    const client = rawClient();
+    await client.connected;
+    await client.write(`POST ${CURRENT}/sessions.php HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+    const chunk = Buffer.from(`100000\r\n${' '.repeat(0x100000)}\r\n`);
+    for (let i = 0; i < 11 && client.closedAfter === undefined; i++) await client.write(chunk);
+    const reply = await client.reply();
+    expect(reply.envelope).toEqual({
+      status: 1,
+      data: 'Invalid upload: the request exceeds the maximum of 10 MB for a request without files (send files as multipart/form-data)',
+    });
+    client.socket.destroy();
+  });
+
   it('answers a 100 KB query string with the envelope and HTTP 431', async () => {
     const client = rawClient();
     await client.connected;
