@@ -10,6 +10,7 @@ const all: Record<string, () => Promise<unknown>> = {
   intervals: async () => (await import('./forecast/intervals.js')).benchIntervals(),
   contract: async () => (await import('./contract/run.js')).benchContract(),
   footprint: async () => (await import('./footprint/run.js')).benchFootprint(),
+  'training-memory': async () => (await import('./footprint/training.js')).benchTrainingMemory(),
   charts: async () => (await import('./charts/run.js')).benchCharts(),
 };
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(all);

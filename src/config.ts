@@ -93,6 +93,16 @@ const envSchema = z.object({
   JOB_STALE_AFTER_MS: z.coerce.number().int().min(1000).default(30_000),
   /** How often each training process looks for such orphaned jobs. */
   JOB_RECOVER_EVERY_MS: z.coerce.number().int().min(100).default(10_000),
+  /**
+   * One training's memory budget in MB: a job estimated above it is refused with the reason, and it is the
+   * heap limit of each training thread (a thread reaching it fails its job, the process keeps serving).
+   */
+  TRAINING_MEMORY_MB: z.coerce.number().int().min(64).default(512),
+  /**
+   * Known rows a model sees at most (the most recent rows of a series, a seeded sample of tabular data);
+   * fewer when that many rows of the upload's width would not fit TRAINING_MEMORY_MB.
+   */
+  TRAINING_MAX_ROWS: z.coerce.number().int().min(100).default(50_000),
   /** Login / recovery attempts allowed per IP per minute. */
   RATE_LIMIT_LOGIN: z.coerce.number().int().min(1).default(20),
   /** Failed logins for one e-mail from one client address, within LOGIN_FAILURE_WINDOW, before that pair is refused. */
@@ -139,6 +149,8 @@ export interface Config {
   trainingNice: number;
   jobStaleAfterMs: number;
   jobRecoverEveryMs: number;
+  trainingMemoryMb: number;
+  trainingMaxRows: number;
   rateLimitLogin: number;
   loginFailuresPerAddress: number;
   loginFailureWindowMs: number;
@@ -208,6 +220,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trainingNice: e.TRAINING_NICE,
     jobStaleAfterMs: e.JOB_STALE_AFTER_MS,
     jobRecoverEveryMs: e.JOB_RECOVER_EVERY_MS,
+    trainingMemoryMb: e.TRAINING_MEMORY_MB,
+    trainingMaxRows: e.TRAINING_MAX_ROWS,
     rateLimitLogin: e.RATE_LIMIT_LOGIN,
     loginFailuresPerAddress: e.LOGIN_FAILURES_PER_ADDRESS,
     loginFailureWindowMs: e.LOGIN_FAILURE_WINDOW * 1000,

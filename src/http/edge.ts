@@ -52,7 +52,7 @@ export function edgeServerOptions(limits: Limits): FastifyHttpOptions<Server> {
         code === 'HPE_HEADER_OVERFLOW'
           ? [431, `the request line and headers exceed ${MAX_HEADER_BYTES / 1024} KB; send long parameters in the body`]
           : code === 'ERR_HTTP_REQUEST_TIMEOUT'
-            ? [408, `the request headers did not arrive within ${Math.round(limits.headersTimeoutMs / 1000)} seconds`]
+            ? [408, `the request headers did not arrive within ${Number((limits.headersTimeoutMs / 1000).toFixed(1))} seconds`]
             : [400, 'malformed HTTP request'];
       this.log.info({ code, status, remoteAddress: socket.remoteAddress }, 'connection refused before routing');
       if (!socket.writable || inProgress?.headersSent) {

@@ -16,7 +16,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { WorkerProgress, WorkerReply, WorkerTask } from './train.worker.js';
-import { TrainingError, type TrainingInput, type TrainingProgress, type TrainingResult } from './types.js';
+import type { TrainingLimits, TrainingSetReport, TrainingSpool } from './training-set.js';
+import { TrainingError, type TrainingInput, type TrainingParams, type TrainingProgress, type TrainingResult } from './types.js';
 
 export interface TrainingRunOptions {
   signal?: AbortSignal;
@@ -30,6 +31,16 @@ export interface TrainingRunOptions {
 
 export interface TrainingPool {
   train(input: TrainingInput, opts?: TrainingRunOptions): Promise<TrainingResult>;
+  /**
+   * Trains from a spool file the thread reads itself (training-set.ts): the rows never pass through the
+   * caller's thread. Answers how the set was cut with the result.
+   */
+  trainSpool(
+    spool: TrainingSpool,
+    params: TrainingParams,
+    limits: TrainingLimits,
+    opts?: TrainingRunOptions,
+  ): Promise<{ result: TrainingResult; set: TrainingSetReport | undefined }>;
   close(): Promise<void>;
   readonly threads: number;
 }
@@ -45,6 +56,12 @@ export interface TrainingPoolOptions {
    * TRAINING_NICE (config.ts). A niced thread still runs at full speed on an otherwise idle core.
    */
   niceIncrement?: number;
+  /**
+   * Heap limit of each training thread in MB (piscina `resourceLimits.maxOldGenerationSizeMb`, from
+   * TRAINING_MEMORY_MB). A thread that reaches it is ended by V8 (ERR_WORKER_OUT_OF_MEMORY) and its job
+   * fails with the reason; the process keeps serving. Undefined: V8's default.
+   */
+  memoryMb?: number;
 }
 
 function resolveWorker(): { filename: string; execArgv?: string[] } {
@@ -68,9 +85,17 @@ export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingP
     maxThreads,
     idleTimeout: options.idleTimeoutMs ?? 60_000,
     niceIncrement: options.niceIncrement ?? 0,
+    ...(options.memoryMb ? { resourceLimits: { maxOldGenerationSizeMb: options.memoryMb } } : {}),
   });
 
   async function train(input: TrainingInput, opts: TrainingRunOptions = {}): Promise<TrainingResult> {
+    return (await run({ input }, opts)).result;
+  }
+
+  async function run(
+    payload: { input: TrainingInput } | { spool: TrainingSpool; params: TrainingParams; limits: TrainingLimits },
+    opts: TrainingRunOptions,
+  ): Promise<{ result: TrainingResult; set: TrainingSetReport | undefined }> {
     const { signal, onThreadMemory } = opts;
     if (signal?.aborted) throw new TrainingError('aborted', 'Training aborted');
     const onMessage = (m: WorkerProgress) => {
@@ -84,7 +109,7 @@ export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingP
       channel.port1.unref();
     }
     try {
-      const task: WorkerTask = channel ? { input, port: channel.port2 } : { input };
+      const task: WorkerTask = channel ? { ...payload, port: channel.port2 } : payload;
       const reply = await piscina.run(task, { signal, transferList: channel ? [channel.port2] : [] });
       if (channel) {
         // Results and progress travel on different channels; flush progress already queued (the final 100).
@@ -94,9 +119,12 @@ export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingP
       }
       if (!reply.ok) throw new TrainingError(reply.code, reply.message);
       onThreadMemory?.(reply.peakThreadBytes);
-      return reply.result;
+      return { result: reply.result, set: reply.set };
     } catch (error) {
       if (error instanceof TrainingError) throw error;
+      if ((error as { code?: string } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+        throw new TrainingError('out_of_memory', `This training needs more than its memory budget of ${options.memoryMb ?? 'the default'} MB (its thread ran out of heap); set DataRowsToConsider lower or upload fewer rows`, { cause: error });
+      }
       if (signal?.aborted || (error as Error | null)?.name === 'AbortError') {
         throw new TrainingError('aborted', 'Training aborted', { cause: error });
       }
@@ -108,6 +136,7 @@ export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingP
 
   return {
     train,
+    trainSpool: (spool, params, limits, opts = {}) => run({ spool, params, limits }, opts),
     close: () => piscina.close(),
     threads: maxThreads,
   };

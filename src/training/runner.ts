@@ -1,20 +1,17 @@
-import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { RunConsumption } from '../domain/consumptions/consumptions.service.js';
 import { explainSelection } from '../domain/jobs/explanation.js';
-import { MAX_ATTEMPTS, type ClaimedJob, type JobQueueRepository } from '../domain/jobs/job-queue.repository.js';
+import { ORPHANED_REASON, type ClaimedJob, type JobQueueRepository } from '../domain/jobs/job-queue.repository.js';
 import { STAT_STATUS, type ClosedStatStatus } from '../domain/model-records/stat-status.js';
 import type { RunStat } from '../domain/model-records/stats.service.js';
 import type { EventLog } from '../domain/ports.js';
 import { TRAINING_STATUS } from '../domain/trainings/training-status.js';
 import type { TrainingPool } from './pool.js';
-import {
-  isTrainingError,
-  type ForecastInterval,
-  type TrainedModel,
-  type TrainingInput,
-  type TrainingParams,
-  type TrainingResult,
-} from './types.js';
+import type { TrainingLimits, TrainingSetReport, TrainingSpool } from './training-set.js';
+import { isTrainingError, type ForecastInterval, type TrainedModel, type TrainingParams, type TrainingResult } from './types.js';
 
 /**
  * What the runner needs from the domain services. These are the same services the HTTP endpoints
@@ -25,7 +22,13 @@ export interface RunnerDeps {
   queue: JobQueueRepository;
   pool: TrainingPool;
   events: EventLog;
-  readTrainingSet(jobId: number): Promise<Omit<TrainingInput, 'params'>>;
+  /**
+   * Streams the job's input into a spool file at `path` for the training thread (the rows never sit in
+   * this process's heap); answers its header, column roles and size.
+   */
+  spoolTrainingSet(jobId: number, path: string): Promise<Omit<TrainingSpool, 'path'> & { rows: number; bytes: number }>;
+  /** Stores the column kinds the training thread detected (TrainingSpool.detect). */
+  recordKinds(jobId: number, kinds: Record<string, 'numeric' | 'categorical'>): Promise<void>;
   /** Stores the forecast rows (and each row's prediction intervals, kept out of the legacy view) as a new output. */
   writeOutput(jobId: number, header: string[], rows: Record<string, string>[], intervals?: (Record<string, ForecastInterval> | undefined)[]): Promise<number>;
   paramsForJob(jobId: number): Promise<TrainingParams>;
@@ -53,7 +56,14 @@ export interface RunnerOptions {
   staleAfterMs?: number;
   /** Progress writes are throttled to one per this many ms. */
   progressMs?: number;
+  /** Where training sets are spooled for the threads (DATA_DIR/training-spool); default the OS temp dir. */
+  spoolDir?: string;
+  /** Row cap and memory budget of one training (TRAINING_MAX_ROWS, TRAINING_MEMORY_MB). */
+  limits?: TrainingLimits;
 }
+
+/** When no limits are given (tests that build a runner by hand): the configuration's defaults. */
+export const DEFAULT_TRAINING_LIMITS: TrainingLimits = { maxRows: 50_000, budgetMb: 512 };
 
 export interface Runner {
   readonly workerId: string;
@@ -81,6 +91,10 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
   let recoverTimer: NodeJS.Timeout | undefined;
   let inFlight = Promise.resolve();
   const active = new Set<Promise<unknown>>();
+  const spoolDir = options.spoolDir ?? join(tmpdir(), 'mtcs-training-spool');
+  const limits = options.limits ?? DEFAULT_TRAINING_LIMITS;
+  const spoolReady = prepareSpoolDir(spoolDir);
+  spoolReady.catch(() => undefined);
 
   async function runJob(job: ClaimedJob): Promise<void> {
     const controller = new AbortController();
@@ -91,6 +105,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     let advance = 0;
     let lastWrite = 0;
     let statId: number | undefined;
+    const spoolPath = join(spoolDir, `job-${job.id}-${process.pid}-${randomBytes(4).toString('hex')}.tsv`);
     const beat = setInterval(() => {
       deps.queue.heartbeat(job.id, workerId).then(
         (owned) => {
@@ -108,11 +123,14 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
         jobId: job.id,
         userId: job.user_id,
       });
-      const set = await deps.readTrainingSet(job.id);
+      await spoolReady;
+      const spool = await deps.spoolTrainingSet(job.id, spoolPath);
       const params = await deps.paramsForJob(job.id);
       const trainingStartedAt = Date.now();
-      const result: TrainingResult = await deps.pool.train(
-        { ...set, params },
+      const { result, set }: { result: TrainingResult; set?: TrainingSetReport } = await deps.pool.trainSpool(
+        { path: spoolPath, header: spool.header, columns: spool.columns, detect: spool.detect },
+        params,
+        limits,
         {
           signal: controller.signal,
           onThreadMemory: (bytes) => (peakThreadBytes = Math.max(peakThreadBytes, bytes)),
@@ -127,7 +145,8 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
         },
       );
       const trainingSeconds = (Date.now() - trainingStartedAt) / 1000;
-      const header = set.header;
+      if (set && Object.keys(set.kinds).length > 0) await deps.recordKinds(job.id, set.kinds);
+      const header = spool.header;
       const intervals = result.forecasts.some((f) => f.intervals) ? result.forecasts.map((f) => f.intervals) : undefined;
       const outputId = await deps.writeOutput(job.id, header, result.forecasts.map((f) => f.values), intervals);
       await deps.saveModel(job.training_id, job.user_id, result.model);
@@ -149,11 +168,10 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       const figures = `trained ${t.samples} samples x ${t.epochs} epochs in ${Math.round(t.trainMs)} ms (${Math.round(t.samplesEpochsPerSecond)} samples x epochs/s); hold-out of ${m.validationRows} rows: MAE ${m.mae.toPrecision(6)}, RMSE ${m.rmse.toPrecision(6)}, MSE ${(m.rmse ** 2).toPrecision(6)}, MAPE ${m.mape === null ? 'n/a' : `${m.mape.toFixed(2)}%`}, seasonal-naive MAE ${m.baselineMae.toPrecision(6)}`;
       // Which model won and why (result.selection), then the figures; bench/train parses the figures' fragment.
       await deps.stats.terminate(statId, STAT_STATUS.Finished, {
-        text: `finished: output ${outputId}, success rate ${result.successRate}%; ${explainSelection(result.selection)}; ${figures}`,
+        text: `finished: output ${outputId}, success rate ${result.successRate}%; ${explainSelection(result.selection)}; ${figures}${set ? `; ${describeSet(set)}` : ''}`,
         advance: 100,
       });
       const modelBytes = Buffer.byteLength(JSON.stringify(result.model));
-      const rowBytes = set.rows.reduce((n, row) => n + row.reduce((m, c) => m + (c?.length ?? 0) + 1, 0), 0);
       await deps.recordConsumption({
         userId: job.user_id,
         jobId: job.id,
@@ -165,7 +183,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
         // The engine runs synchronously in its own thread (every candidate's backtest fits, then the final
         // fits), so the thread's wall time is its CPU time; result.timing covers the final network fit only.
         cpuSeconds: round(trainingSeconds),
-        diskMb: round((modelBytes + rowBytes * 2) / MB, 4),
+        diskMb: round((modelBytes + spool.bytes * 2) / MB, 4),
       });
       deps.observe?.('finished', (Date.now() - startedAt) / 1000);
       await deps.events.record({ type: 2, procedure: 'training.finish', text: `Job ${job.id} finished in ${Date.now() - startedAt} ms (success rate ${result.successRate}%)`, host, pid: process.pid, userId: job.user_id });
@@ -191,6 +209,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     } finally {
       clearInterval(beat);
       running.delete(job.id);
+      await rm(spoolPath, { force: true }).catch(() => undefined);
     }
   }
 
@@ -216,14 +235,10 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
   }
 
   async function recover() {
-    const { requeued, failed } = await deps.queue.recoverStale(options.staleAfterMs);
-    for (const id of requeued) {
-      await deps.events.record({ type: 3, procedure: 'training.recover', text: `Job ${id} was orphaned by a dead worker; re-queued`, host, pid: process.pid });
-    }
+    const { failed } = await deps.queue.recoverStale(options.staleAfterMs);
     for (const id of failed) {
-      await deps.events.record({ type: 4, procedure: 'training.recover', text: `Job ${id} failed: its worker died ${MAX_ATTEMPTS} times`, host, pid: process.pid });
+      await deps.events.record({ type: 4, procedure: 'training.recover', text: `Job ${id} failed: ${ORPHANED_REASON}`, host, pid: process.pid });
     }
-    if (requeued.length > 0) schedule(0);
   }
 
   return {
@@ -251,5 +266,33 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
 }
 
 class AbortedElsewhere extends Error {}
+
+/** How the training set was cut, for the run's status record. */
+function describeSet(set: TrainingSetReport): string {
+  const cut = set.cap.rule === 'none' ? 'all rows' : `${set.known} known rows (${set.cap.rule}, cap ${set.cap.rows})`;
+  return `training set: ${set.rows} rows uploaded, ${cut} and ${set.forecast} to forecast; memory estimate ${set.estimateMb} MB of ${set.budgetMb} MB`;
+}
+
+/**
+ * Creates the spool directory and removes files a dead process left there (named job-<id>-<pid>-...):
+ * several processes may share it, so only files of processes no longer alive go.
+ */
+async function prepareSpoolDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  for (const name of await readdir(dir)) {
+    const pid = Number(/^job-\d+-(\d+)-/.exec(name)?.[1]);
+    if (!Number.isInteger(pid) || pid === process.pid || isAlive(pid)) continue;
+    await rm(join(dir, name), { force: true }).catch(() => undefined);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;

@@ -2,15 +2,19 @@
  * Piscina worker entry: runs the synchronous engine on a worker thread. Progress goes to the MessagePort
  * transferred with the task (the piscina result channel only carries the final value). TrainingErrors are
  * returned as data because Error subclasses do not survive the structured clone across threads.
+ *
+ * A task carries either the rows themselves (`input`, small callers and tests) or a spool file
+ * (`spool`, the runner): then this thread reads the training set itself (training-set.ts), so the
+ * API's thread never holds it.
  */
 import type { MessagePort } from 'node:worker_threads';
 import { trainModel } from './engine.js';
-import { TrainingError, type TrainingErrorCode, type TrainingInput, type TrainingProgress, type TrainingResult } from './types.js';
+import { loadTrainingSet, type TrainingLimits, type TrainingSetReport, type TrainingSpool } from './training-set.js';
+import { TrainingError, type TrainingErrorCode, type TrainingInput, type TrainingParams, type TrainingProgress, type TrainingResult } from './types.js';
 
-export interface WorkerTask {
-  input: TrainingInput;
-  port?: MessagePort;
-}
+export type WorkerTask =
+  | { input: TrainingInput; port?: MessagePort }
+  | { spool: TrainingSpool; params: TrainingParams; limits: TrainingLimits; port?: MessagePort };
 
 /** One message on the progress port: the engine's progress and the thread's memory peak so far. */
 export interface WorkerProgress {
@@ -19,7 +23,7 @@ export interface WorkerProgress {
 }
 
 export type WorkerReply =
-  | { ok: true; result: TrainingResult; peakThreadBytes: number }
+  | { ok: true; result: TrainingResult; peakThreadBytes: number; set?: TrainingSetReport }
   | { ok: false; code: TrainingErrorCode; message: string };
 
 /**
@@ -33,7 +37,7 @@ const threadBytes = (): number => {
   return m.heapTotal + m.external;
 };
 
-export default function train(task: WorkerTask): WorkerReply {
+export default async function train(task: WorkerTask): Promise<WorkerReply> {
   const { port } = task;
   let peak = threadBytes();
   const onProgress = (progress: TrainingProgress) => {
@@ -41,8 +45,14 @@ export default function train(task: WorkerTask): WorkerReply {
     port?.postMessage({ progress, peakThreadBytes: peak } satisfies WorkerProgress);
   };
   try {
-    const result = trainModel(task.input, { onProgress });
-    return { ok: true, result, peakThreadBytes: Math.max(peak, threadBytes()) };
+    let input: TrainingInput;
+    let set: TrainingSetReport | undefined;
+    if ('spool' in task) {
+      ({ input, report: set } = await loadTrainingSet(task.spool, task.params, task.limits));
+      peak = Math.max(peak, threadBytes());
+    } else input = task.input;
+    const result = trainModel(input, { onProgress });
+    return { ok: true, result, peakThreadBytes: Math.max(peak, threadBytes()), ...(set ? { set } : {}) };
   } catch (error) {
     if (error instanceof TrainingError) return { ok: false, code: error.code, message: error.message };
     throw error;

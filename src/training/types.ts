@@ -197,7 +197,11 @@ export interface TrainingResult {
   timing: { trainMs: number; samples: number; epochs: number; samplesEpochsPerSecond: number };
 }
 
-export type TrainingErrorCode = 'invalid_input' | 'aborted';
+/**
+ * too_large: the job would exceed its memory budget (training-set.ts); out_of_memory: its thread hit the
+ * heap limit (pool.ts). Both fail the job with the reason and leave the process serving.
+ */
+export type TrainingErrorCode = 'invalid_input' | 'aborted' | 'too_large' | 'out_of_memory';
 
 /** Errors the caller can act on; anything else thrown by the engine is a bug. */
 export class TrainingError extends Error {

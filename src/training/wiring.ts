@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Config } from '../config.js';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -6,10 +7,16 @@ import { createJobQueueRepository } from '../domain/jobs/job-queue.repository.js
 import { createTrainingPool } from './pool.js';
 import { createRunner, type Runner, type RunnerOptions } from './runner.js';
 
-/** The orphaned-job recovery timings of JOB_STALE_AFTER_MS / JOB_RECOVER_EVERY_MS. */
-export const recoveryOptions = (config: Pick<Config, 'jobStaleAfterMs' | 'jobRecoverEveryMs'>) => ({
+/**
+ * The runner's settings from the configuration: orphaned-job recovery (JOB_STALE_AFTER_MS,
+ * JOB_RECOVER_EVERY_MS), the training-set spool (DATA_DIR/training-spool) and each training's row cap
+ * and memory budget (TRAINING_MAX_ROWS, TRAINING_MEMORY_MB).
+ */
+export const recoveryOptions = (config: Pick<Config, 'jobStaleAfterMs' | 'jobRecoverEveryMs' | 'dataDir' | 'trainingMemoryMb' | 'trainingMaxRows'>) => ({
   staleAfterMs: config.jobStaleAfterMs,
   recoverMs: config.jobRecoverEveryMs,
+  spoolDir: join(config.dataDir, 'training-spool'),
+  limits: { maxRows: config.trainingMaxRows, budgetMb: config.trainingMemoryMb },
 });
 
 /**
@@ -19,16 +26,23 @@ export const recoveryOptions = (config: Pick<Config, 'jobStaleAfterMs' | 'jobRec
 export function createTrainingRunner(
   services: Services,
   database: DatabaseHandle,
-  options: Omit<RunnerOptions, 'concurrency'> & { threads: number; nice?: number; metrics?: Metrics },
+  options: Omit<RunnerOptions, 'concurrency'> & {
+    threads: number;
+    nice?: number;
+    metrics?: Metrics;
+    /** The training threads' heap limit in MB; default the memory budget (limits.budgetMb). */
+    heapMb?: number;
+  },
 ): { runner: Runner; close(): Promise<void> } {
-  const pool = createTrainingPool({ maxThreads: options.threads, niceIncrement: options.nice });
+  const pool = createTrainingPool({ maxThreads: options.threads, niceIncrement: options.nice, memoryMb: options.heapMb ?? options.limits?.budgetMb });
   const queue = createJobQueueRepository(database.db);
   const runner = createRunner(
     {
       queue,
       pool,
       events: services.events,
-      readTrainingSet: (jobId) => services.data.readTrainingSet(jobId),
+      spoolTrainingSet: (jobId, path) => services.data.spoolTrainingSet(jobId, path),
+      recordKinds: (jobId, kinds) => services.data.recordKinds(jobId, kinds),
       writeOutput: (jobId, header, rows, intervals) => services.data.writeOutput(jobId, rows, header, intervals),
       paramsForJob: (jobId) => services.appRecords.paramsForJob(jobId),
       saveModel: (trainingId, userId, model) => services.networks.saveModel(trainingId, userId, model),

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ORPHANED_REASON } from '../../src/domain/jobs/job-queue.repository.js';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -9,6 +10,7 @@ import {
   newConsumer,
   newJob,
   seriesCsv,
+  sleep,
   startApi,
   startWorker,
   upload,
@@ -17,7 +19,10 @@ import {
   type ServiceProcess,
 } from './support.js';
 
-/** A short stale timeout so a dead worker's job is noticed in seconds, not the default 30 s. */
+/**
+ * A dead worker's job is failed, never re-queued into the next worker (it may be what killed it); a job
+ * handed back at SIGTERM is re-queued. A short stale timeout so a dead worker's job is noticed in seconds.
+ */
 const WORKER_ENV = { JOB_STALE_AFTER_MS: '2000', JOB_RECOVER_EVERY_MS: '300' };
 /** Rows enough for a few seconds of training, so there is time to kill the worker in the middle. */
 const TRAINING_CSV = seriesCsv(6000, 12, 5);
@@ -87,7 +92,7 @@ afterAll(async () => {
 });
 
 describe('kill -9 of a worker process in the middle of a training', () => {
-  it('re-queues the orphaned job once; another worker trains it to Finished', async () => {
+  it('fails the orphaned job with the reason instead of re-queueing it into another worker; set Pending, it trains again', async () => {
     const jobId = await newJob(user);
     expect((await upload(user, jobId, TRAINING_CSV)).envelope.status).toBe(0);
     const first = await workerTraining(jobId);
@@ -95,52 +100,53 @@ describe('kill -9 of a worker process in the middle of a training', () => {
     // Nobody beats for it now, but it is not lost: it reads Running until the heartbeat goes stale.
     expect((await jobRow(jobId)).status).toBe(2);
 
+    // A live worker notices the stale heartbeat: the job fails with the reason, it never goes Pending.
     const second = await startWorker({ databaseUrl: db.url, env: WORKER_ENV });
     workers.push(second);
-    const seen = await followUntil(jobId, [3, 4]);
-    expect(seen[0]).toBe(2);
-    expect(seen.at(-1)).toBe(3);
+    const seen = await followUntil(jobId, [1, 3, 4]);
+    expect(seen).toEqual([2, 4]);
     const row = await jobRow(jobId);
-    expect(row).toMatchObject({ status: 3, attempts: 2, error: null, advance: 100 });
-    expect(row.worker).toContain(`:${second.pid}:`);
-    expect((await jobRecord(user, jobId)).Status).toBe('3');
-    expect(await user.ok('GET', 'jobs_progress', { job_id: jobId })).toEqual({ Advance: 100 });
-    const output = await user.ok('GET', 'data', { job_id: jobId, output: 1, progress: 1 });
-    expect(output).toEqual([{ count: '12' }]);
-
-    // The dead run's status record is closed as Failed, the second run's as Finished; none stays open.
-    // (The runner closes its record and logs just after the job reads Finished.)
-    await waitFor('the finish log line', async () => ((await db.query(`select 1 from logs where procedure = 'training.finish' and text like $1`, [`Job ${jobId} finished %`])).length === 1 ? true : undefined));
-    const records = await statRecords(jobId);
-    expect(records.map((r) => [r.pid, r.status])).toEqual([
-      [first.pid, 2],
-      [second.pid, 1],
-    ]);
-    expect(records[0]!.text).toMatch(/stopped responding/);
-    const logs = await admin.ok('GET', 'logs', { search: `Job ${jobId} was orphaned by a dead worker` });
-    expect(logs).toHaveLength(1);
-  });
-
-  it('fails the job with the reason when its worker dies a second time; it is never left Running', async () => {
-    const jobId = await newJob(user);
-    expect((await upload(user, jobId, TRAINING_CSV)).envelope.status).toBe(0);
-    // The idle worker of the first test would claim it first: stop it so each run is on a known worker.
-    await Promise.all(workers.splice(0).map((w) => w.kill9()));
-    await (await workerTraining(jobId)).kill9();
-    await (await workerTraining(jobId)).kill9();
-    expect((await jobRow(jobId)).attempts).toBe(2);
-
-    const last = await startWorker({ databaseUrl: db.url, env: WORKER_ENV });
-    workers.push(last);
-    await followUntil(jobId, [3, 4], 20_000);
-    const row = await jobRow(jobId);
-    expect(row.status).toBe(4);
-    expect(row.error).toBe('The worker running this job stopped responding 2 times; giving up');
+    expect(row).toMatchObject({ status: 4, attempts: 1, error: ORPHANED_REASON });
+    expect(row.worker).toContain(`:${first.pid}:`);
     expect((await jobRecord(user, jobId)).Status).toBe('4');
-    expect((await statRecords(jobId)).map((r) => r.status)).toEqual([2, 2]);
-    const logs = await admin.ok('GET', 'logs', { search: `Job ${jobId} failed: its worker died` });
-    expect(logs).toHaveLength(1);
     const training = await db.query<{ status: number }>('select t.status from trainings t join jobs j on j.training_id = t.id where j.id = $1', [jobId]);
     expect(training[0]!.status).toBe(3);
+    const records = await statRecords(jobId);
+    expect(records.map((r) => [r.pid, r.status])).toEqual([[first.pid, 2]]);
+    expect(records[0]!.text).toBe(`failed: ${ORPHANED_REASON}`);
+    const logs = await admin.ok('GET', 'logs', { search: `Job ${jobId} failed: Its worker process died` });
+    expect(logs).toHaveLength(1);
+    // Still Failed a few recovery rounds later: nobody claimed it.
+    await sleep(1000);
+    expect((await jobRow(jobId)).status).toBe(4);
+
+    // The owner decides to try again: Pending, and the live worker trains it to Finished.
+    const [owner] = await db.query<{ training_id: number }>('select training_id from jobs where id = $1', [jobId]);
+    await user.ok('PUT', 'jobs', { job_id: jobId, training_id: owner!.training_id, app_name: 'forecast', status: 1 });
+    expect(await followUntil(jobId, [3, 4])).toContain(3);
+    expect((await jobRow(jobId)).worker).toContain(`:${second.pid}:`);
+  });
+
+  it('re-queues a job handed back at a graceful shutdown (SIGTERM); another worker trains it to Finished', async () => {
+    const jobId = await newJob(user);
+    expect((await upload(user, jobId, TRAINING_CSV)).envelope.status).toBe(0);
+    await Promise.all(workers.splice(0).map((w) => w.kill9()));
+    const first = await workerTraining(jobId);
+    await first.stop();
+    expect(await first.exited).toBe(0);
+    expect(await jobRow(jobId)).toMatchObject({ status: 1, worker: null, attempts: 0 });
+
+    const second = await startWorker({ databaseUrl: db.url, env: WORKER_ENV });
+    workers.push(second);
+    expect((await followUntil(jobId, [3, 4])).at(-1)).toBe(3);
+    const row = await jobRow(jobId);
+    expect(row).toMatchObject({ status: 3, attempts: 1, error: null, advance: 100 });
+    expect(row.worker).toContain(`:${second.pid}:`);
+    // The handed-back run's record reads Aborted (3), the second run's Finished (1).
+    await waitFor('the finish log line', async () => ((await db.query(`select 1 from logs where procedure = 'training.finish' and text like $1`, [`Job ${jobId} finished %`])).length === 1 ? true : undefined));
+    expect((await statRecords(jobId)).map((r) => [r.pid, r.status])).toEqual([
+      [first.pid, 3],
+      [second.pid, 1],
+    ]);
   });
 });

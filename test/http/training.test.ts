@@ -1,4 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadTrainingSet } from '../../src/training/training-set.js';
 import { createTrainingRunner } from '../../src/training/wiring.js';
 import { predict } from '../../src/training/index.js';
 import { CURRENT, createTestContext, form, multipart, type TestContext, type TestUser } from '../support/helper.js';
@@ -28,10 +32,19 @@ function series(months: number, hidden: number, seed = 7) {
   return { csv: `${rows.join('\n')}\n`, truth };
 }
 
-async function createJobWithData(csv: string) {
+async function createJobWithData(csv: string, params?: Record<string, number>) {
   const job = await ctx.request({ method: 'POST', url: `${CURRENT}/jobs.php?session=${user.session}&tz=${TZ}&app_name=forecast&newTraining=1` });
   expect(job.envelope.status).toBe(0);
   const { job_id: jobId, training_id: trainingId } = job.envelope.data as { job_id: number; training_id: number };
+  if (params) {
+    const fields = ['Job_Id', ...Object.keys(params)];
+    const record = await ctx.request({
+      method: 'POST',
+      url: `${CURRENT}/app.php?tz=${TZ}`,
+      ...form({ session: user.session, app_id: 'forecast', simple: 1, fields: fields.join(','), params: [jobId, ...Object.values(params)].join(',') }),
+    });
+    expect(record.envelope.status, String(record.envelope.data)).toBe(0);
+  }
   const upload = await ctx.request({
     method: 'POST',
     url: `${CURRENT}/data.php?tz=${TZ}`,
@@ -129,6 +142,32 @@ describe('training end to end', () => {
     const hiddenRows = set.rows.slice(240);
     const again = predict(model!, set.header, hiddenRows);
     expect(again.map((r) => r.demand)).toEqual(rows.map((r) => r.demand));
+
+    // The training thread reads the set from a spool file the database streamed: cell for cell the stored rows.
+    const dir = mkdtempSync(join(tmpdir(), 'spool-test-'));
+    try {
+      const spool = await ctx.services.data.spoolTrainingSet(jobId, join(dir, 'set.tsv'));
+      expect(spool).toMatchObject({ header: set.header, columns: set.columns, rows: 252 });
+      const read = await loadTrainingSet({ path: join(dir, 'set.tsv'), header: spool.header, columns: spool.columns }, {}, { maxRows: 50_000, budgetMb: 512 });
+      expect(read.input.rows).toEqual(set.rows);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const text = (stat.envelope.data as Record<string, string>[]).map((r) => JSON.stringify(r)).join('');
+    expect(text).toContain('training set: 252 rows uploaded, all rows and 12 to forecast');
+  });
+
+  it('honours DataRowsToConsider: the model sees the most recent N known rows, the rows to forecast all', async () => {
+    const { csv } = series(240, 12, 5);
+    const { jobId } = await createJobWithData(csv, { DataRowsToConsider: 60 });
+    expect((await waitForStatus(jobId, ['3', '4'])).Status).toBe('3');
+    const stat = await ctx.request({ method: 'GET', url: `${CURRENT}/stat.php?session=${user.session}&tz=${TZ}&terminate=0&job_id=${jobId}&progress_type=2` });
+    const text = (stat.envelope.data as Record<string, string>[]).map((r) => JSON.stringify(r)).join('');
+    expect(text).toContain('training set: 252 rows uploaded, 60 known rows (DataRowsToConsider, cap 60) and 12 to forecast');
+    // The final fit saw those 60 rows, not the 240 uploaded.
+    expect(Number(/trained (\d+) samples/.exec(text)?.[1])).toBeLessThanOrEqual(60);
+    const out = await ctx.request({ method: 'GET', url: `${CURRENT}/data.php?session=${user.session}&tz=${TZ}&job_id=${jobId}&output=1&progress=1` });
+    expect(out.envelope.data).toEqual([{ count: '12' }]);
   });
 
   it('aborts a running training within a second; Advance stops and the job is Aborted', async () => {

@@ -10,8 +10,8 @@ import { JOB_STATUS } from './job-status.js';
  * transitions in jobs.service.ts). The training queue is the jobs table itself: Pending jobs are claimed
  * with `FOR UPDATE SKIP LOCKED`, so several worker processes on one Postgres each take a different job
  * and a job runs once. A running job carries its worker's heartbeat; a job whose heartbeat stops (worker
- * killed) is re-queued once, then failed with the reason. We use this rather than pg-boss because the
- * job row already is the unit of work with its own status codes, and the same SQL runs on PGlite.
+ * killed) is failed with the reason (recoverStale), while jobs handed back at shutdown are re-queued. We
+ * use this rather than pg-boss because the job row already is the unit of work with its own status codes, and the same SQL runs on PGlite.
  */
 export interface ClaimedJob {
   id: number;
@@ -34,8 +34,8 @@ export interface TrainingResult {
 
 /** Heartbeats older than this mark a running job as orphaned. */
 export const STALE_AFTER_MS = 30_000;
-/** A job is re-queued after a dead worker this many times, then failed. */
-export const MAX_ATTEMPTS = 2;
+/** Why recovery failed a job whose worker stopped beating (see recoverStale). */
+export const ORPHANED_REASON = 'Its worker process died while training it (out of memory?); it was not retried so it cannot take another worker down. Set the job Pending to train it again';
 
 const ACTIVE = [JOB_STATUS.Pending, JOB_STATUS.Running];
 const now = () => sql<Date>`now()`;
@@ -185,49 +185,33 @@ export function createJobQueueRepository(db: Kysely<Database>) {
     },
 
     /**
-     * Running jobs whose worker stopped beating: re-queued while attempts remain, else failed with the
-     * reason. Answers what it did, for the log.
+     * Running jobs whose worker stopped beating are failed with ORPHANED_REASON, never re-queued: the
+     * likeliest killer of a training process is the training itself (its memory), and re-queueing it
+     * would kill the next worker the same way. Jobs a worker hands back at shutdown (handBack) are
+     * Pending again without passing here. Answers the failed jobs, for the log.
      */
-    async recoverStale(staleAfterMs = STALE_AFTER_MS): Promise<{ requeued: number[]; failed: number[] }> {
+    async recoverStale(staleAfterMs = STALE_AFTER_MS): Promise<{ failed: number[] }> {
       const cutoff = sql<Date>`now() - make_interval(secs => ${staleAfterMs / 1000})`;
-      // One transaction: a re-queued job cannot be claimed (and get a new status record) before the
-      // dead run's record is closed below.
+      // One transaction: the job, its training and the dead run's status record change together.
       return db.transaction().execute(async (trx) => {
-        const requeued = await trx
-          .updateTable('jobs')
-          .set({ status: JOB_STATUS.Pending, worker: null, advance: 0, heartbeat_at: null, updated_at: now() })
-          .where('status', '=', JOB_STATUS.Running)
-          .where('heartbeat_at', '<', cutoff)
-          .where('attempts', '<', MAX_ATTEMPTS)
-          .returning('id')
-          .execute();
         const failed = await trx
           .updateTable('jobs')
-          .set({
-            status: JOB_STATUS.Failed,
-            error: `The worker running this job stopped responding ${MAX_ATTEMPTS} times; giving up`,
-            finished_at: now(),
-            updated_at: now(),
-          })
+          .set({ status: JOB_STATUS.Failed, error: ORPHANED_REASON, finished_at: now(), updated_at: now() })
           .where('status', '=', JOB_STATUS.Running)
           .where('heartbeat_at', '<', cutoff)
-          .where('attempts', '>=', MAX_ATTEMPTS)
           .returning(['id', 'training_id'])
           .execute();
         if (failed.length > 0) {
           await trx.updateTable('trainings').set({ status: TRAINING_STATUS.Failed }).where('id', 'in', failed.map((f) => f.training_id)).execute();
-        }
-        const orphaned = [...requeued.map((r) => r.id), ...failed.map((r) => r.id)];
-        if (orphaned.length > 0) {
           // The dead run's status record would otherwise stay Open forever: close it as Failed.
           await trx
             .updateTable('stat_records')
-            .set({ status: STAT_STATUS.Failed, text: 'the worker running this job stopped responding', updated_at: now(), terminated_at: now() })
-            .where('job_id', 'in', orphaned)
+            .set({ status: STAT_STATUS.Failed, text: `failed: ${ORPHANED_REASON}`, updated_at: now(), terminated_at: now() })
+            .where('job_id', 'in', failed.map((f) => f.id))
             .where('status', '=', STAT_STATUS.Open)
             .execute();
         }
-        return { requeued: requeued.map((r) => r.id), failed: failed.map((r) => r.id) };
+        return { failed: failed.map((r) => r.id) };
       });
     },
 

@@ -1,0 +1,433 @@
+/**
+ * The training set as the training thread reads it (issue 22): the runner streams the job's input rows
+ * from the database into a spool file (COPY text format, `ord` first) and hands the thread its path; the
+ * thread parses it into compact columns (Float64Array per numeric column, dictionary codes for the others)
+ * while it reads, keeps only the rows a model will see, checks the job against its memory budget, and only
+ * then materialises those rows as the engine's string cells.
+ *
+ * Row cap, applied while reading so memory stays bounded whatever the upload's size:
+ *  - rows to forecast (every output cell empty) are always kept;
+ *  - known rows: `DataRowsToConsider` (params.dataRowsToConsider) keeps the most recent N; past
+ *    TRAINING_MAX_ROWS (limits.maxRows), or past the rows whose training fits TRAINING_MEMORY_MB at this
+ *    width (rowsThatFit), a series (it has a date column) keeps its most recent rows and tabular data a
+ *    seeded uniform sample (reservoir sampling, seed = params.seed or SAMPLE_SEED), in upload order. Known rows that cannot be valid for the engine (series.ts isValidKnownRow: an empty
+ *    output, a numeric cell or date part that does not parse) are not counted and, once the cap binds,
+ *    not kept: the engine would skip them anyway.
+ * When nothing is capped the engine gets every row exactly as stored, so its results do not move.
+ */
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { StringDecoder } from 'node:string_decoder';
+import { readPart } from './encoder.js';
+import { mulberry32 } from './prng.js';
+import { TrainingError, type ColumnSpec, type TrainingInput, type TrainingParams } from './types.js';
+import { isEmptyCell, parseNumber } from './values.js';
+
+/** What the runner hands the training thread instead of the rows. */
+export interface TrainingSpool {
+  /** COPY text format: one line per row, `ord` then the header's cells, tab-separated, `\N` = null. */
+  path: string;
+  header: string[];
+  columns: ColumnSpec[];
+  /**
+   * Columns whose kind the database has not detected yet (their spec's kind is a placeholder): this thread
+   * detects it while reading, by the database's rule (data.repository.ts detectNumeric: every non-empty
+   * cell reads as a number and one is not empty), instead of a full-table scan on the API's thread.
+   */
+  detect?: string[];
+}
+
+export interface TrainingLimits {
+  /** Known rows a model sees at most when DataRowsToConsider does not say fewer (TRAINING_MAX_ROWS). */
+  maxRows: number;
+  /** One training's memory budget in MB (TRAINING_MEMORY_MB); the thread's heap limit is the same. */
+  budgetMb: number;
+}
+
+/** How the set was cut; the runner writes it into the run's status record. */
+export interface TrainingSetReport {
+  /** Rows in the upload. */
+  rows: number;
+  /** Known rows kept for the engine, and how they were chosen. */
+  known: number;
+  forecast: number;
+  cap: { rows: number; rule: 'none' | 'DataRowsToConsider' | 'most recent' | 'seeded sample' };
+  /** The memory estimate the budget was checked against. */
+  estimateMb: number;
+  budgetMb: number;
+  /** The kinds detected for `spool.detect`, for the runner to store. */
+  kinds: Record<string, 'numeric' | 'categorical'>;
+}
+
+/** Reservoir seed when the run has none (params.seed), so the same upload always trains on the same sample. */
+export const SAMPLE_SEED = 0x5eed;
+const MB = 1024 * 1024;
+
+/**
+ * The engine's heap for one run: a fixed base plus so much per row and per cell, fitted on the thread's
+ * peak (committed heap + buffers) training numeric uploads of 2,000 to 200,000 rows (docs/benchmarks.md,
+ * "Training memory"; 200,000 rows x 5 columns peaked at 993 MB). Used to cut the rows to what fits the
+ * budget and to refuse a job before it starts, instead of letting it reach the heap limit.
+ */
+export const ENGINE_BASE_MB = 110;
+export const ENGINE_BYTES_PER_ROW = 1000;
+export const ENGINE_BYTES_PER_CELL = 700;
+/** Never cut below this many known rows to fit the budget: a set needing that is refused instead. */
+const MIN_FIT_ROWS = 1000;
+
+export function engineEstimateMb(rows: number, width: number): number {
+  return ENGINE_BASE_MB + (rows * (ENGINE_BYTES_PER_ROW + width * ENGINE_BYTES_PER_CELL)) / MB;
+}
+
+/** Known rows of `width` columns whose training fits `budgetMb` (half the room left for the rest). */
+export function rowsThatFit(budgetMb: number, width: number): number {
+  const room = Math.max(0, budgetMb - ENGINE_BASE_MB) * MB;
+  return Math.max(MIN_FIT_ROWS, Math.floor(room / (ENGINE_BYTES_PER_ROW + width * ENGINE_BYTES_PER_CELL) / 1.25));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Compact columns
+
+const TAG_NUMBER = 0;
+const TAG_NULL = 1;
+const TAG_OTHER = 2;
+
+/** A numeric column: the number when the cell is exactly `String(number)`, else the cell kept aside. */
+class NumberColumn {
+  values: Float64Array;
+  tags: Uint8Array;
+  readonly other = new Map<number, string>();
+  constructor(capacity: number) {
+    this.values = new Float64Array(capacity);
+    this.tags = new Uint8Array(capacity);
+  }
+  grow(capacity: number) {
+    const values = new Float64Array(capacity);
+    values.set(this.values);
+    const tags = new Uint8Array(capacity);
+    tags.set(this.tags);
+    this.values = values;
+    this.tags = tags;
+  }
+  set(slot: number, cell: string | null) {
+    if (this.tags[slot] === TAG_OTHER) this.other.delete(slot);
+    if (cell === null) {
+      this.tags[slot] = TAG_NULL;
+      return;
+    }
+    const n = Number(cell);
+    if (cell !== '' && String(n) === cell) {
+      this.values[slot] = n;
+      this.tags[slot] = TAG_NUMBER;
+    } else {
+      this.tags[slot] = TAG_OTHER;
+      this.other.set(slot, cell);
+    }
+  }
+  get(slot: number): string | null {
+    const tag = this.tags[slot];
+    if (tag === TAG_NUMBER) return String(this.values[slot]);
+    return tag === TAG_NULL ? null : (this.other.get(slot) as string);
+  }
+  bytes() {
+    return this.values.byteLength + this.tags.byteLength + this.other.size * 64;
+  }
+}
+
+/** Any other column: dictionary codes (-1 = null); the dictionary is rebuilt when most of it is stale. */
+class CodeColumn {
+  codes: Int32Array;
+  dictionary: string[] = [];
+  lookup = new Map<string, number>();
+  textBytes = 0;
+  constructor(capacity: number) {
+    this.codes = new Int32Array(capacity);
+  }
+  grow(capacity: number) {
+    const codes = new Int32Array(capacity);
+    codes.set(this.codes);
+    this.codes = codes;
+  }
+  set(slot: number, cell: string | null) {
+    if (cell === null) {
+      this.codes[slot] = -1;
+      return;
+    }
+    let code = this.lookup.get(cell);
+    if (code === undefined) {
+      code = this.dictionary.length;
+      this.dictionary.push(cell);
+      this.lookup.set(cell, code);
+      this.textBytes += 2 * cell.length + 80;
+    }
+    this.codes[slot] = code;
+  }
+  get(slot: number): string | null {
+    const code = this.codes[slot] as number;
+    return code < 0 ? null : (this.dictionary[code] as string);
+  }
+  /** Keeps only the values still referenced by the first `size` slots. */
+  compact(size: number) {
+    const dictionary: string[] = [];
+    const lookup = new Map<string, number>();
+    let textBytes = 0;
+    for (let slot = 0; slot < size; slot++) {
+      const value = this.get(slot);
+      if (value === null) continue;
+      let code = lookup.get(value);
+      if (code === undefined) {
+        code = dictionary.length;
+        dictionary.push(value);
+        lookup.set(value, code);
+        textBytes += 2 * value.length + 80;
+      }
+      this.codes[slot] = code;
+    }
+    this.dictionary = dictionary;
+    this.lookup = lookup;
+    this.textBytes = textBytes;
+  }
+  bytes() {
+    return this.codes.byteLength + this.textBytes;
+  }
+}
+
+type Column = NumberColumn | CodeColumn;
+
+/** Rows in slots: appended (growing up to `capacity`) or written over (ring, reservoir). */
+class RowStore {
+  size = 0;
+  rowIndex: Int32Array;
+  readonly columns: Column[];
+  constructor(
+    private readonly numeric: boolean[],
+    readonly capacity = Infinity,
+  ) {
+    const initial = Math.min(1024, capacity);
+    this.rowIndex = new Int32Array(initial);
+    this.columns = numeric.map((isNumber) => (isNumber ? new NumberColumn(initial) : new CodeColumn(initial)));
+  }
+  put(slot: number, row: number, cells: (string | null)[]) {
+    if (slot >= this.rowIndex.length) {
+      const next = Math.min(this.capacity, Math.max(slot + 1, this.rowIndex.length * 2));
+      const rowIndex = new Int32Array(next);
+      rowIndex.set(this.rowIndex);
+      this.rowIndex = rowIndex;
+      for (const column of this.columns) column.grow(next);
+    }
+    this.rowIndex[slot] = row;
+    this.columns.forEach((column, c) => column.set(slot, cells[c] ?? null));
+    if (slot >= this.size) this.size = slot + 1;
+    // Written-over slots leave stale dictionary values behind; drop them once they dominate.
+    if (this.size === this.capacity) {
+      for (const column of this.columns) {
+        if (column instanceof CodeColumn && column.dictionary.length > 2 * this.capacity) column.compact(this.size);
+      }
+    }
+  }
+  append(row: number, cells: (string | null)[]) {
+    this.put(this.size, row, cells);
+  }
+  /** Column `c` becomes dictionary-coded (a column to detect turned out not numeric). */
+  toCodes(c: number) {
+    const from = this.columns[c];
+    if (!(from instanceof NumberColumn)) return;
+    const to = new CodeColumn(this.rowIndex.length);
+    for (let slot = 0; slot < this.size; slot++) to.set(slot, from.get(slot));
+    this.columns[c] = to;
+  }
+  cells(slot: number): (string | null)[] {
+    return this.columns.map((column) => column.get(slot));
+  }
+  bytes() {
+    return this.rowIndex.byteLength + this.columns.reduce((n, c) => n + c.bytes(), 0);
+  }
+  /** Slots ordered by their upload row. */
+  order(): number[] {
+    const slots = Array.from({ length: this.size }, (_, i) => i);
+    return slots.sort((a, b) => (this.rowIndex[a] as number) - (this.rowIndex[b] as number));
+  }
+  clear() {
+    this.size = 0;
+    this.rowIndex = new Int32Array(0);
+    this.columns.length = 0;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The spool file
+
+const ESCAPES: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
+
+/** One cell of COPY's text format. */
+export function decodeCell(text: string): string | null {
+  if (text === '\\N') return null;
+  if (!text.includes('\\')) return text;
+  return text.replace(/\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|([\s\S]))/g, (_, octal?: string, hex?: string, char?: string) =>
+    octal ? String.fromCharCode(parseInt(octal, 8)) : hex ? String.fromCharCode(parseInt(hex, 16)) : (ESCAPES[char as string] ?? (char as string)),
+  );
+}
+
+/** Lines of the spool file, read in 1 MB chunks. */
+async function* spoolLines(path: string): AsyncGenerator<{ line: string; bytesRead: number }> {
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  let bytesRead = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: MB })) {
+    bytesRead += (chunk as Buffer).length;
+    const text = rest + decoder.write(chunk as Buffer);
+    let start = 0;
+    for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n', start)) {
+      yield { line: text.slice(start, end), bytesRead };
+      start = end + 1;
+    }
+    rest = text.slice(start);
+  }
+  rest += decoder.end();
+  if (rest !== '') yield { line: rest, bytesRead };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Reading
+
+/** The database's numeric cell (data.repository.ts NUMBER_PATTERN). */
+const NUMERIC_CELL = /^\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\s*$/;
+
+/**
+ * The rule a known row must pass to count towards the cap: series.ts isValidKnownRow, less the date
+ * format, and less the number check for columns whose kind is still being detected.
+ */
+function knownRowCheck(header: string[], columns: ColumnSpec[], detect: Set<string>) {
+  const at = (name: string) => header.indexOf(name);
+  const used = columns.filter((c) => c.role !== 'ignore' && at(c.name) >= 0);
+  const known = (c: ColumnSpec) => c.kind === 'numeric' && !detect.has(c.name);
+  const outputs = used.filter((c) => c.role === 'output').map((c) => ({ i: at(c.name), numeric: known(c) }));
+  const numbers = used.filter((c) => c.role === 'input' && known(c)).map((c) => at(c.name));
+  const parts = used.filter((c) => c.role === 'date' && c.datePart).map((c) => at(c.name));
+  const dates = used.filter((c) => c.role === 'date' && !c.datePart).map((c) => at(c.name));
+  return {
+    isForecast: (cells: (string | null)[]) => outputs.every((o) => isEmptyCell(cells[o.i])),
+    mayBeValid: (cells: (string | null)[]) =>
+      outputs.every((o) => !isEmptyCell(cells[o.i]) && (!o.numeric || parseNumber(cells[o.i]) !== null)) &&
+      numbers.every((i) => parseNumber(cells[i]) !== null) &&
+      parts.every((i) => readPart(cells[i]) !== null) &&
+      dates.every((i) => !isEmptyCell(cells[i])),
+    isSeries: parts.length + dates.length > 0,
+  };
+}
+
+const tooLarge = (needMb: number, budgetMb: number, why: string) =>
+  new TrainingError('too_large', `This training needs about ${Math.ceil(needMb)} MB, budget ${budgetMb} MB (${why}); set DataRowsToConsider lower or upload fewer rows`);
+
+/**
+ * Reads the spool into compact columns, cuts it to the rows a model sees and materialises those rows for
+ * the engine. Throws TrainingError('too_large') when the job would not fit its memory budget.
+ */
+export async function loadTrainingSet(
+  spool: TrainingSpool,
+  params: TrainingParams,
+  limits: TrainingLimits,
+): Promise<{ input: TrainingInput; report: TrainingSetReport }> {
+  const { header } = spool;
+  const width = header.length;
+  const detect = new Set(spool.detect ?? []);
+  const specs = new Map(spool.columns.map((c) => [c.name, c]));
+  // Columns to detect start as numbers and turn to dictionary codes at their first non-numeric cell.
+  const numeric = header.map((name) => detect.has(name) || specs.get(name)?.kind === 'numeric');
+  const detecting = header.map((name, c) => (detect.has(name) && header.indexOf(name) === c ? { c, numeric: true, filled: false } : null)).filter((d) => d !== null);
+  const check = knownRowCheck(header, spool.columns, detect);
+  const asked = params.dataRowsToConsider !== undefined && params.dataRowsToConsider > 0 ? Math.floor(params.dataRowsToConsider) : Infinity;
+  const ceiling = Math.min(limits.maxRows, rowsThatFit(limits.budgetMb, width));
+  const capRows = Math.min(asked, ceiling);
+  const rule: TrainingSetReport['cap']['rule'] = asked <= ceiling ? 'DataRowsToConsider' : check.isSeries ? 'most recent' : 'seeded sample';
+  const sampling = rule === 'seeded sample';
+  const random = mulberry32(params.seed !== undefined && Number.isFinite(params.seed) ? Math.trunc(params.seed) >>> 0 : SAMPLE_SEED);
+
+  const known = new RowStore(numeric, capRows);
+  const forecast = new RowStore(numeric);
+  // Known rows the engine will skip: kept only while nothing is capped, so an uncapped set reaches the
+  // engine exactly as stored.
+  let skipped: RowStore | null = new RowStore(numeric);
+  const fileBytes = (await stat(spool.path)).size;
+  const budgetBytes = limits.budgetMb * MB;
+
+  let rows = 0;
+  let seen = 0;
+  let lastOrd = -Infinity;
+  for await (const { line, bytesRead } of spoolLines(spool.path)) {
+    const fields = line.split('\t');
+    const ord = Number(fields[0]);
+    if (!(ord > lastOrd)) throw new Error(`The training spool is not in upload order at row ${rows + 1}`);
+    lastOrd = ord;
+    const cells = new Array<string | null>(width);
+    for (let c = 0; c < width; c++) cells[c] = fields[c + 1] === undefined ? null : decodeCell(fields[c + 1] as string);
+    const row = rows++;
+    for (const d of detecting) {
+      const cell = cells[d.c];
+      if (cell === null || cell === undefined || cell === '') continue;
+      d.filled = true;
+      if (d.numeric && !NUMERIC_CELL.test(cell)) {
+        d.numeric = false;
+        for (const store of [known, forecast, skipped]) store?.toCodes(d.c);
+      }
+    }
+    if (check.isForecast(cells)) forecast.append(row, cells);
+    else if (!check.mayBeValid(cells)) skipped?.append(row, cells);
+    else {
+      const k = seen++;
+      if (k < capRows) known.put(k, row, cells);
+      else if (!sampling) known.put(k % capRows, row, cells);
+      else {
+        const j = Math.floor(random() * (k + 1));
+        if (j < capRows) known.put(j, row, cells);
+      }
+      if (k === capRows) {
+        skipped?.clear();
+        skipped = null;
+      }
+    }
+    if ((row & 0x3fff) === 0 && row > 0) {
+      const held = known.bytes() + forecast.bytes() + (skipped?.bytes() ?? 0);
+      if (held > budgetBytes) throw tooLarge((held * fileBytes) / Math.max(1, bytesRead) / MB, limits.budgetMb, `the upload's rows take ${Math.round(held / MB)} MB in memory after ${row} rows`);
+    }
+  }
+
+  const kinds: TrainingSetReport['kinds'] = {};
+  for (const d of detecting) kinds[header[d.c] as string] = d.numeric && d.filled ? 'numeric' : 'categorical';
+  const columns = spool.columns.map((c) => (kinds[c.name] ? { ...c, kind: kinds[c.name] as ColumnSpec['kind'] } : c));
+  const kept = known.size + forecast.size + (skipped?.size ?? 0);
+  const heldMb = (known.bytes() + forecast.bytes() + (skipped?.bytes() ?? 0)) / MB;
+  const estimateMb = heldMb + engineEstimateMb(kept, width);
+  const report: TrainingSetReport = {
+    rows,
+    known: known.size,
+    forecast: forecast.size,
+    cap: { rows: capRows === Infinity ? 0 : capRows, rule: seen > capRows ? rule : 'none' },
+    estimateMb: Math.round(estimateMb),
+    budgetMb: limits.budgetMb,
+    kinds,
+  };
+  if (estimateMb > limits.budgetMb) {
+    throw tooLarge(estimateMb, limits.budgetMb, `${kept} rows of ${width} columns reach the models`);
+  }
+
+  // Materialise the kept rows in upload order: a three-way merge of the stores by upload row.
+  const stores = [known, forecast, ...(skipped ? [skipped] : [])];
+  const orders = stores.map((s) => s.order());
+  const heads = stores.map(() => 0);
+  const materialised: (string | null)[][] = [];
+  for (;;) {
+    let best = -1;
+    let bestRow = Infinity;
+    stores.forEach((s, i) => {
+      const slot = orders[i]![heads[i]!];
+      if (slot !== undefined && (s.rowIndex[slot] as number) < bestRow) {
+        best = i;
+        bestRow = s.rowIndex[slot] as number;
+      }
+    });
+    if (best < 0) break;
+    materialised.push(stores[best]!.cells(orders[best]![heads[best]!++]!));
+  }
+  return { input: { header, columns, rows: materialised, params }, report };
+}

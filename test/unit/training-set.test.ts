@@ -1,0 +1,134 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadTrainingSet, rowsThatFit, type TrainingLimits } from '../../src/training/training-set.js';
+import { TrainingError, type ColumnSpec } from '../../src/training/types.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'training-set-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A spool file as the database's COPY TO writes it: ord, then the cells, text format. */
+function spoolOf(rows: (string | null)[][], name = `s${Math.random().toString(36).slice(2)}.tsv`): string {
+  const escape = (cell: string | null) => (cell === null ? '\\N' : cell.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r'));
+  const path = join(dir, name);
+  writeFileSync(path, rows.map((row, i) => [String(i + 1), ...row.map(escape)].join('\t') + '\n').join(''));
+  return path;
+}
+
+const LIMITS: TrainingLimits = { maxRows: 1000, budgetMb: 512 };
+const SERIES: ColumnSpec[] = [
+  { name: 'year', role: 'date', kind: 'numeric', datePart: 'year' },
+  { name: 'month', role: 'date', kind: 'numeric', datePart: 'month' },
+  { name: 'x', role: 'input', kind: 'numeric' },
+  { name: 'y', role: 'output', kind: 'numeric' },
+];
+const TABULAR: ColumnSpec[] = [
+  { name: 'x', role: 'input', kind: 'numeric' },
+  { name: 'shop', role: 'input', kind: 'categorical' },
+  { name: 'y', role: 'output', kind: 'numeric' },
+];
+
+/** A monthly series: row i holds x = i and y = 2i; the last `hidden` rows have y empty (to forecast). */
+function monthly(known: number, hidden: number): (string | null)[][] {
+  return Array.from({ length: known + hidden }, (_, i) => [String(2000 + Math.floor(i / 12)), String((i % 12) + 1), String(i), i >= known ? '' : String(2 * i)]);
+}
+
+describe('the training set read in the training thread', () => {
+  it('hands the engine every row exactly as stored when nothing is capped (nulls, empty cells, "1.50", escapes)', async () => {
+    const rows: (string | null)[][] = [
+      ['2000', '1', '1.50', '3'],
+      ['2000', '2', null, '4'],
+      ['2000', '3', ' 7', '-0'],
+      ['2000', '4', '1e3', '5'],
+      ['2000', '5', '0.1', '1e21'],
+      ['2000', '6', 'tab\there', 'back\\slash'],
+      ['2000', '7', 'new\nline', ''],
+      ['2000', '8', '', null],
+      ['2000', '9', '12', '12.000'],
+    ];
+    const path = spoolOf(rows);
+    const header = ['year', 'month', 'x', 'y'];
+    const { input, report } = await loadTrainingSet({ path, header, columns: SERIES }, {}, LIMITS);
+    expect(input.rows).toEqual(rows);
+    expect(input.header).toEqual(header);
+    expect(report).toMatchObject({ rows: 9, cap: { rule: 'none' } });
+    // Categorical columns are dictionary-coded, and just as exact.
+    const tabular = [
+      ['1', 'A', '2'],
+      ['2', 'B', ''],
+      ['3', 'A', '4'],
+      ['4', null, '5'],
+    ];
+    const back = await loadTrainingSet({ path: spoolOf(tabular), header: ['x', 'shop', 'y'], columns: TABULAR }, {}, LIMITS);
+    expect(back.input.rows).toEqual(tabular);
+  });
+
+  it('detects the kinds the database has not, by its rule, and still hands the cells over exactly', async () => {
+    const rows = [
+      ['1', ' 2.5 ', 'a', '', '10'],
+      ['2', '', '3', '', '11'],
+      ['3', '1e3', 'b', null, '12'],
+      ['4', '7', '4', '', ''],
+    ];
+    const columns: ColumnSpec[] = ['n', 'num', 'mixed', 'empty', 'y'].map((name) => ({ name, role: name === 'y' ? 'output' : 'input', kind: 'categorical' }));
+    const { input, report } = await loadTrainingSet({ path: spoolOf(rows), header: ['n', 'num', 'mixed', 'empty', 'y'], columns, detect: ['num', 'mixed', 'empty', 'y'] }, {}, LIMITS);
+    expect(report.kinds).toEqual({ num: 'numeric', mixed: 'categorical', empty: 'categorical', y: 'numeric' });
+    expect(input.columns.map((c) => c.kind)).toEqual(['categorical', 'numeric', 'categorical', 'categorical', 'numeric']);
+    expect(input.rows).toEqual(rows);
+  });
+
+  it('DataRowsToConsider keeps the most recent N known rows and every row to forecast, in upload order', async () => {
+    const rows = monthly(300, 6);
+    const { input, report } = await loadTrainingSet({ path: spoolOf(rows), header: ['year', 'month', 'x', 'y'], columns: SERIES }, { dataRowsToConsider: 50 }, LIMITS);
+    expect(input.rows).toEqual([...rows.slice(250, 300), ...rows.slice(300)]);
+    expect(report).toMatchObject({ rows: 306, known: 50, forecast: 6, cap: { rows: 50, rule: 'DataRowsToConsider' } });
+    expect(input.params.dataRowsToConsider).toBe(50);
+  });
+
+  it('past TRAINING_MAX_ROWS a series keeps its most recent rows; known rows the engine would skip do not count', async () => {
+    const rows = monthly(5000, 3);
+    rows[4990] = ['2415', '11', 'not a number', '9980'];
+    const { input, report } = await loadTrainingSet({ path: spoolOf(rows), header: ['year', 'month', 'x', 'y'], columns: SERIES }, {}, { ...LIMITS, maxRows: 400 });
+    expect(input.rows).toHaveLength(403);
+    expect(input.rows).toEqual([...rows.slice(4599, 4990), ...rows.slice(4991, 5003)]);
+    expect(report).toMatchObject({ rows: 5003, known: 400, forecast: 3, cap: { rows: 400, rule: 'most recent' } });
+  });
+
+  it('keeps fewer rows than TRAINING_MAX_ROWS when that many would not fit the memory budget', async () => {
+    const rows = monthly(10_000, 0);
+    const { input, report } = await loadTrainingSet({ path: spoolOf(rows), header: ['year', 'month', 'x', 'y'], columns: SERIES }, {}, { maxRows: 50_000, budgetMb: 128 });
+    expect(report.known).toBe(rowsThatFit(128, 4));
+    expect(report.known).toBeLessThan(5000);
+    expect(report.cap).toEqual({ rows: report.known, rule: 'most recent' });
+    expect(input.rows).toEqual(rows.slice(10_000 - report.known));
+    expect(report.estimateMb).toBeLessThanOrEqual(128);
+  });
+
+  it('past TRAINING_MAX_ROWS tabular data keeps a seeded sample from the whole upload, in upload order', async () => {
+    const rows = Array.from({ length: 20_000 }, (_, i) => [String(i), i % 2 ? 'A' : 'B', String(3 * i)]);
+    const spool = { path: spoolOf(rows), header: ['x', 'shop', 'y'], columns: TABULAR };
+    const limits = { ...LIMITS, maxRows: 500 };
+    const first = await loadTrainingSet(spool, {}, limits);
+    const again = await loadTrainingSet(spool, {}, limits);
+    const other = await loadTrainingSet(spool, { seed: 42 }, limits);
+    expect(first.report).toMatchObject({ known: 500, cap: { rule: 'seeded sample' } });
+    expect(again.input.rows).toEqual(first.input.rows);
+    expect(other.input.rows).not.toEqual(first.input.rows);
+    const picked = first.input.rows.map((r) => Number(r[0]));
+    expect(picked).toEqual([...picked].sort((a, b) => a - b));
+    // Drawn from the whole upload, not its head or tail.
+    expect(picked.filter((i) => i < 10_000).length).toBeGreaterThan(200);
+    expect(picked.filter((i) => i >= 10_000).length).toBeGreaterThan(200);
+    for (const row of first.input.rows) expect(row).toEqual(rows[Number(row[0])]);
+  });
+
+  it('refuses a set over the memory budget with what it needs and the budget', async () => {
+    // Rows to forecast are never capped: 60,000 of them do not fit 64 MB.
+    const rows = monthly(10, 60_000);
+    const error = await loadTrainingSet({ path: spoolOf(rows), header: ['year', 'month', 'x', 'y'], columns: SERIES }, {}, { maxRows: 1000, budgetMb: 64 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TrainingError);
+    expect((error as TrainingError).code).toBe('too_large');
+    expect((error as Error).message).toMatch(/^This training needs about \d+ MB, budget 64 MB \(/);
+  });
+});
