@@ -42,6 +42,17 @@ function classes(rows: number, hidden: number) {
   return `${lines.join('\n')}\n`;
 }
 
+/** Tabular regression: y = 3a - b + a little noise, no time axis; the last `hidden` rows are left to predict. */
+function regression(rows: number, hidden: number) {
+  const lines = ['a,b,y'];
+  for (let i = 0; i < rows; i++) {
+    const a = (i * 37) % 17;
+    const b = (i * 11) % 13;
+    lines.push(`${a},${b},${i < rows - hidden ? (3 * a - b + ((i * 7) % 5) / 10).toFixed(2) : ''}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
 async function newJob(user: TestUser) {
   const job = await ctx.request({ method: 'POST', url: `${CURRENT}/jobs.php?session=${user.session}&tz=${TZ}&app_name=forecast&newTraining=1` });
   expect(job.envelope.status, String(job.envelope.data)).toBe(0);
@@ -100,6 +111,7 @@ const validateVegaLite = new Ajv({ strict: false, allErrors: false, validateForm
 
 let series: number;
 let tabular: number;
+let numericTable: number;
 let empty: number;
 
 beforeAll(async () => {
@@ -115,9 +127,12 @@ beforeAll(async () => {
   await upload(series, monthlySeries(60, 6));
   tabular = await newJob(owner);
   await upload(tabular, classes(80, 8));
+  numericTable = await newJob(owner);
+  await upload(numericTable, regression(60, 5));
   empty = await newJob(owner);
   await finished(series);
   await finished(tabular);
+  await finished(numericTable);
 }, ENGINE_TIMEOUT);
 
 afterAll(async () => {
@@ -178,6 +193,16 @@ describe('GET /charts.php format=vega', () => {
     expect(counts.filter((c) => c.part === 'predicted').reduce((s, c) => s + c.count, 0)).toBe(8);
     expect(spec.title.text).toMatch(/^label: /);
     expect(spec.title.subtitle[0]).toMatch(/^backtest error rate [\d.]+% vs best naive \S+ [\d.]+%$/);
+  });
+
+  it('draws a tabular numeric output (no time axis) as known values then predictions with interval bars, by row number', async () => {
+    const spec = await vegaSpec(owner, `job_id=${numericTable}`);
+    expect(validateVegaLite(spec)).toBe(true);
+    expect((spec.layer as { mark: { type: string } }[]).map((l) => l.mark.type)).toEqual(['rule', 'rule', 'point', 'point', 'rule']);
+    expect(spec.encoding.x).toMatchObject({ type: 'quantitative', title: 'row' });
+    expect(spec.datasets.history).toHaveLength(55);
+    expect((spec.datasets.forecast as { x: number; bridge?: boolean }[]).filter((p) => !p.bridge).map((p) => p.x)).toEqual([56, 57, 58, 59, 60]);
+    expect(spec.title.subtitle[1]).toBe('55 known rows, 5 forecast rows, 80% and 95% intervals; no time axis: known rows, then predicted rows, by row number');
   });
 });
 
