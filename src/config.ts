@@ -102,7 +102,7 @@ const envSchema = z.object({
    * Known rows a model sees at most (the most recent rows of a series, a seeded sample of tabular data);
    * fewer when that many rows of the upload's width would not fit TRAINING_MEMORY_MB.
    */
-  TRAINING_MAX_ROWS: z.coerce.number().int().min(100).default(50_000),
+  TRAINING_MAX_ROWS: z.coerce.number().int().min(100).default(100_000),
   /** Login / recovery attempts allowed per IP per minute. */
   RATE_LIMIT_LOGIN: z.coerce.number().int().min(1).default(20),
   /** Failed logins for one e-mail from one client address, within LOGIN_FAILURE_WINDOW, before that pair is refused. */

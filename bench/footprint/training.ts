@@ -22,8 +22,6 @@ const API = '/api/202203010900';
 const ADMIN = { email: 'bench@example.com', password: 'Bench-Passw0rd!' };
 const PROBE_EVERY_MS = 50;
 const IDLE_PROBES = 200;
-/** Bytes per row of the generated table: 200,000 rows make the issue's 9 MB file. */
-const ROW_BYTES = 45;
 
 async function procStatus(pid: number): Promise<{ rss: number; hwm: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
@@ -31,20 +29,28 @@ async function procStatus(pid: number): Promise<{ rss: number; hwm: number }> {
   return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
 }
 
-/** x1..x4 and y = 3 x1 + 2 x2 + x3 / 100 - x4 + noise; the last 5 rows have y empty (to forecast). */
+/**
+ * `megabytes` (10^6 bytes) of x1..x4 and y = 3 x1 + 2 x2 + x3 / 100 - x4 + noise, about 45 bytes a row
+ * (9 MB is the issue's 200,000 rows); the last 5 rows have y empty (to forecast). Answers the rows.
+ */
 async function writeCsv(path: string, megabytes: number): Promise<number> {
-  const rows = Math.round((megabytes * 1024 * 1024) / ROW_BYTES);
+  const bytes = megabytes * 1e6;
+  let written = 0;
+  let rows = 0;
   let s = 9;
   const rand = () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const out = createWriteStream(path);
   let chunk = 'x1,x2,x3,x4,y\n';
-  for (let i = 0; i < rows; i++) {
+  for (let hidden = 5; hidden > 0; rows++) {
     const x1 = rand() * 100;
     const x2 = rand() * 10;
     const x3 = rand() * 1000;
     const x4 = rand() * 50;
-    const y = i >= rows - 5 ? '' : (3 * x1 + 2 * x2 + x3 / 100 - x4 + rand()).toFixed(4);
-    chunk += `${x1.toFixed(4)},${x2.toFixed(5)},${x3.toFixed(3)},${x4.toFixed(4)},${y}\n`;
+    if (written >= bytes) hidden--;
+    const y = written >= bytes ? '' : (3 * x1 + 2 * x2 + x3 / 100 - x4 + rand()).toFixed(4);
+    const line = `${x1.toFixed(5)},${x2.toFixed(6)},${x3.toFixed(4)},${x4.toFixed(5)},${y}\n`;
+    written += line.length;
+    chunk += line;
     if (chunk.length > 1 << 20) {
       if (!out.write(chunk)) await new Promise<void>((r) => out.once('drain', () => r()));
       chunk = '';
@@ -107,7 +113,7 @@ async function runSize(megabytes: number) {
   const dir = await mkdtemp(join(tmpdir(), 'bench-training-memory-'));
   const csvPath = join(dir, 'data.csv');
   const rows = await writeCsv(csvPath, megabytes);
-  const fileMb = (await stat(csvPath)).size / 1024 / 1024;
+  const fileMb = (await stat(csvPath)).size / 1e6;
   const { child, port } = await start(join(dir, 'data'));
   const pid = child.pid!;
   const exited = new Promise<number | null>((r) => child.once('exit', (code, signal) => r(code ?? (signal ? -1 : null))));

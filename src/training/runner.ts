@@ -63,7 +63,7 @@ export interface RunnerOptions {
 }
 
 /** When no limits are given (tests that build a runner by hand): the configuration's defaults. */
-export const DEFAULT_TRAINING_LIMITS: TrainingLimits = { maxRows: 50_000, budgetMb: 512 };
+export const DEFAULT_TRAINING_LIMITS: TrainingLimits = { maxRows: 100_000, budgetMb: 512 };
 
 export interface Runner {
   readonly workerId: string;
