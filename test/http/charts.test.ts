@@ -275,6 +275,12 @@ describe('outputs written beside the engine (two forecast columns; no date colum
     expect((spec.vconcat as { title: { text: string } }[]).map((p) => p.title.text)).toEqual(['sales: neural network', 'costs: neural network']);
   });
 
+  it('refuses an image above 16 million pixels before drawing it', async () => {
+    expect(await chartError(owner, `job_id=${twoColumns}&format=png&width=4000&height=3000`)).toBe(
+      "Invalid parameter 'height': 2 panels of 4000 x 3000 exceed 16 million pixels; ask for one column or a smaller size",
+    );
+  });
+
   it('`column` picks one panel, case-insensitively', async () => {
     const spec = await vegaSpec(owner, `job_id=${twoColumns}&column=COSTS`);
     expect(spec.title.text).toBe('costs: neural network');

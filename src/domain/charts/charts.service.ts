@@ -33,6 +33,9 @@ export interface ChartsServiceDeps {
   data: Pick<DataService, 'columns' | 'rows'>;
 }
 
+/** The largest image drawn (4000 x 4000): a PNG is rasterised whole in memory, 4 bytes a pixel. */
+export const MAX_PIXELS = 16_000_000;
+
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** "sales: sarima, backtest MAE 4.1 vs best naive seasonal-naive 9.3" from the job's selection report. */
@@ -93,6 +96,9 @@ export function createChartsService({ jobs, data }: ChartsServiceDeps) {
       const found = forecasted.find((c) => c.name === q.column) ?? forecasted.find((c) => c.name.toLowerCase() === wanted);
       if (!found) throw Errors.invalidParameter('column', `'${q.column}' is not a forecast column of job ${q.jobId} (columns: ${forecasted.map((c) => c.name).join(', ')})`);
       columns = [found];
+    }
+    if (q.width * q.height * columns.length > MAX_PIXELS) {
+      throw Errors.invalidParameter('height', `${columns.length} panels of ${q.width} x ${q.height} exceed ${MAX_PIXELS / 1e6} million pixels; ask for one column or a smaller size`);
     }
 
     // k-fold selection means the engine found no time axis: tabular rows, drawn by row number.
