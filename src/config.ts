@@ -122,6 +122,12 @@ export type Env = z.infer<typeof envSchema>;
 export interface Config {
   port: number;
   host: string;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  shutdownGraceMs: number;
+  trustProxy: TrustProxy;
+  workerHealthPort: number | undefined;
   databaseUrl: string | undefined;
   dataDir: string;
   adminEmail: string | undefined;
@@ -132,12 +138,6 @@ export interface Config {
   secretKey: string | undefined;
   previousSecretKey: string | undefined;
   sessionTtlSeconds: number;
-  headersTimeoutMs: number;
-  bodyTimeoutMs: number;
-  keepAliveTimeoutMs: number;
-  shutdownGraceMs: number;
-  trustProxy: TrustProxy;
-  workerHealthPort: number | undefined;
   logLevel: Env['LOG_LEVEL'];
   corsOrigins: string[] | undefined;
   llmBaseUrl: string;
@@ -184,6 +184,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: e.PORT,
     host: e.HOST,
+    headersTimeoutMs: e.HEADERS_TIMEOUT_MS,
+    bodyTimeoutMs: e.BODY_TIMEOUT_MS,
+    keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    trustProxy: e.TRUST_PROXY,
+    workerHealthPort: e.WORKER_HEALTH_PORT,
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
     adminEmail: e.ADMIN_EMAIL,
@@ -196,12 +202,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionTtlSeconds: e.SESSION_TTL,
     logLevel: e.LOG_LEVEL,
     corsOrigins: e.CORS_ORIGINS?.split(',').map((o) => o.trim()).filter(Boolean),
-    headersTimeoutMs: e.HEADERS_TIMEOUT_MS,
-    bodyTimeoutMs: e.BODY_TIMEOUT_MS,
-    keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
-    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
-    trustProxy: e.TRUST_PROXY,
-    workerHealthPort: e.WORKER_HEALTH_PORT,
     llmBaseUrl: e.LLM_BASE_URL,
     llmModel: e.LLM_MODEL,
     llmTimeoutMs: e.LLM_TIMEOUT_MS,
