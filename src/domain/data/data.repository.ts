@@ -44,6 +44,9 @@ function copySql(table: number, columns: number, delimiter: string, target: stri
   return `copy data_rows_${Math.trunc(table)} (${list}) from ${target} with (format text, delimiter ${DELIMITER_SQL[delimiter]})`;
 }
 
+/** Table blocks (8 kB) per PGlite export query: about 1 MB, a few ms of the event loop each. */
+const EXPORT_PAGE_BLOCKS = 128;
+
 /** PGlite reads COPY data from a Blob; batches keep memory bounded. */
 const PGLITE_BATCH_BYTES = 8 * 1024 * 1024;
 
@@ -384,6 +387,42 @@ export function createDataRepository(database: DatabaseHandle) {
       const rows = await poolRunner.run<Record<string, string | null>>(compile(sql`select ${select} from ${rowsTable(datasetId)} order by ${order} ${limit}`));
       const keys = cols.map((col) => `c${col}`);
       return rows.map((row) => keys.map((key) => row[key] ?? null));
+    },
+
+    /**
+     * Streams a dataset's rows (`ord`, then the given columns) in upload order, COPY text format, to
+     * `out`, in bounded memory. Postgres: one COPY TO STDOUT with backpressure. PGlite (it runs on the
+     * main thread and answers a COPY with one Blob): COPY TO '/dev/blob' page by page of the table's
+     * blocks (a TID range scan each), yielding between pages so other requests are served. A rows table
+     * is only ever appended to by COPY (uploads), so its physical order is its `ord` order; the reader
+     * checks `ord` rises (training-set.ts) rather than trusting this.
+     */
+    async exportRows(datasetId: number, cols: number[], out: NodeJS.WritableStream): Promise<void> {
+      const table = `data_rows_${Math.trunc(datasetId)}`;
+      const list = ['ord', ...cols.map((col) => `c${Math.trunc(col)}`)].join(', ');
+      if (database.kind !== 'pglite') {
+        const client = await database.pool!.connect();
+        try {
+          await pipeline(client.query(copyStreams.to(`copy (select ${list} from ${table} order by ord) to stdout`)), out);
+        } finally {
+          client.release();
+        }
+        return;
+      }
+      const pglite = database.pglite!;
+      const [size] = (await pglite.query<{ blocks: number }>(`select (pg_relation_size('${table}') / current_setting('block_size')::int)::int as blocks`)).rows;
+      const blocks = size?.blocks ?? 0;
+      await pipeline(async function* () {
+        for (let first = 0; first < blocks; first += EXPORT_PAGE_BLOCKS) {
+          const last = first + EXPORT_PAGE_BLOCKS;
+          const result = await pglite.query(
+            `copy (select ${list} from ${table} where ctid >= '(${first},0)'::tid and ctid < '(${last},0)'::tid order by ord) to '/dev/blob'`,
+            [],
+          );
+          if (result.blob && result.blob.size > 0) yield Buffer.from(await result.blob.arrayBuffer());
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      }, out);
     },
 
     /** Cells equal to items[i] become values[i], each with the given probability. */

@@ -1,3 +1,4 @@
+import { createWriteStream } from 'node:fs';
 import { Duration } from 'luxon';
 import { INTERVAL_BOUNDS, type DataDatePart, type DatasetColumn, type DatasetKind } from '../../db/tables/data.js';
 import type { ForecastInterval } from '../../training/types.js';
@@ -327,16 +328,43 @@ export function createDataService({ repository, maxUploadBytes, uploads, onQueue
         columns.map((c) => c.col),
       );
       return {
-        header: columns.map((c) => c.name),
-        columns: columns.map((c) => ({
-          name: c.name,
-          role: c.role,
-          kind: c.kind ?? ('categorical' as const),
-          ...(c.datePart ? { datePart: c.datePart } : {}),
-        })),
+        ...trainingColumns(columns),
         rows,
       };
     },
+    /**
+     * For the training runner: the job's input as a spool file for the training thread (training-set.ts),
+     * streamed from the database in bounded memory; the rows are never held here. Columns whose kind is
+     * not detected yet are named in `detect`: the thread detects them while it reads (no full-table scan
+     * here), and the runner stores what it found with `recordKinds`.
+     */
+    async spoolTrainingSet(jobId: number, path: string) {
+      const dataset = await required(jobId, 'input');
+      const columns = dataset.columns;
+      const out = createWriteStream(path);
+      await repository.exportRows(
+        dataset.id,
+        columns.map((c) => c.col),
+        out,
+      );
+      return {
+        ...trainingColumns(columns),
+        detect: columns.filter((c) => c.kind === null).map((c) => c.name),
+        rows: dataset.row_count,
+        bytes: out.bytesWritten,
+      };
+    },
+
+    /** Stores the kinds the training thread detected for the columns of the job's input that had none. */
+    async recordKinds(jobId: number, kinds: Record<string, 'numeric' | 'categorical'>): Promise<void> {
+      const dataset = await latest(jobId, 'input');
+      if (!dataset || !dataset.columns.some((c) => c.kind === null && kinds[c.name])) return;
+      await repository.updateColumns(
+        dataset.id,
+        dataset.columns.map((c) => (c.kind === null && kinds[c.name] ? { ...c, kind: kinds[c.name]! } : c)),
+      );
+    },
+
 
     /**
      * For the training engine: stores forecast rows as a new output record; answers its id. `intervals`
@@ -381,6 +409,19 @@ export function createDataService({ repository, maxUploadBytes, uploads, onQueue
     },
   };
 }
+/** The header and column roles the training engine reads (TrainingInput's header and columns). */
+function trainingColumns(columns: DatasetColumn[]) {
+  return {
+    header: columns.map((c) => c.name),
+    columns: columns.map((c) => ({
+      name: c.name,
+      role: c.role,
+      kind: c.kind ?? ('categorical' as const),
+      ...(c.datePart ? { datePart: c.datePart } : {}),
+    })),
+  };
+}
+
 
 /** Errors Postgres raises on the COPY data itself (class 22) are the file's fault. */
 function asUploadError(error: unknown, label: string): unknown {
