@@ -14,6 +14,8 @@ ENV NODE_ENV=production PORT=8080 DATA_DIR=/data
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The console's static files are served from the sources' folder (src/http/console.ts).
+COPY --from=build /app/src/console ./src/console
 COPY package.json ./
 COPY migrations ./migrations
 RUN mkdir -p /data && chown node:node /data
