@@ -63,6 +63,7 @@ async function stalledUpload(port: number, fields: Record<string, string | numbe
   return {
     /** Still waiting for the rest of its body: not answered, not closed. */
     open: () => !closed && answer === '',
+    closed: () => closed,
     close: () => socket.destroy(),
   };
 }
@@ -243,9 +244,9 @@ describe('record bounds', () => {
 });
 
 describe('the spool on every path', () => {
-  it('is empty after a success and an error, and a restart removes what a dead process left', async () => {
+  it('is empty after a success, an error and a body timeout, and a restart removes what a dead process left', async () => {
     const dataDir = path.join(os.tmpdir(), `mtcs-spool-${process.pid}-${randomBytes(4).toString('hex')}`);
-    const ctx = await createTestContext({ env: { DATA_DIR: dataDir } });
+    const ctx = await createTestContext({ env: { DATA_DIR: dataDir, BODY_TIMEOUT_MS: '500' } });
     try {
       const alice = await ctx.createUser();
       const jobId = await newJob(ctx, alice);
@@ -254,6 +255,15 @@ describe('the spool on every path', () => {
       const bad = await upload(ctx, { session: alice.session, job_id: jobId }, `${HEADER}${rows(20_000)}2000,1,1\n`);
       expect(bad.envelope.data).toMatch(/^Invalid upload: line \d+ of 'data\.csv' has 3 fields but the header has 5$/);
       expect(spoolFiles(ctx)).toEqual([]);
+
+      // A client that stops sending is cut after BODY_TIMEOUT_MS; its spool file goes with it.
+      await ctx.app.listen({ port: 0, host: '127.0.0.1' });
+      const stalled = await stalledUpload((ctx.app.server.address() as net.AddressInfo).port, { session: alice.session, job_id: jobId }, HEADER + rows(50_000));
+      await waitFor('the stalled upload to reach the spool', () => ctx.services.data.spool.usage().total > 0 || stalled.closed());
+      expect(stalled.closed()).toBe(false);
+      await waitFor('the server to cut the stalled upload', () => stalled.closed());
+      await waitFor('its spool file to go', () => ctx.services.data.spool.usage().total === 0 && spoolFiles(ctx).length === 0);
+      stalled.close();
 
       // What a killed process left: spool files of a dead pid and of this pid (a restarted container), a
       // staging table. A file of a live process stays.

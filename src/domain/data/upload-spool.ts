@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, readdir, stat, statfs, unlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -142,6 +143,7 @@ export function createUploadSpool(limits: SpoolLimits, options: { maxUploadBytes
           rows: 0,
           bytes: 0,
         };
+        let out: WriteStream | undefined;
         try {
           const csv = await openCsv(file.stream, { label: file.label, budget, limits: options.csv });
           const first = files[0];
@@ -151,6 +153,7 @@ export function createUploadSpool(limits: SpoolLimits, options: { maxUploadBytes
           spooled.header = csv.header;
           spooled.delimiter = csv.delimiter;
           files.push(spooled);
+          out = createWriteStream(spooled.path, { flags: 'wx' });
           await pipeline(
             csv.lines,
             async function* (lines: AsyncIterable<Buffer>) {
@@ -160,10 +163,12 @@ export function createUploadSpool(limits: SpoolLimits, options: { maxUploadBytes
                 yield chunk;
               }
             },
-            createWriteStream(spooled.path, { flags: 'wx' }),
+            out,
           );
           spooled.rows = csv.stats.rows;
         } catch (error) {
+          // The file may still be opening: once it is closed, discard() finds it to remove.
+          if (out && !out.closed) await once(out, 'close').catch(() => undefined);
           // A file cut at the size limit ends mid-line: report the limit, not the broken last line.
           if (file.truncated?.()) throw tooLarge();
           throw error;
