@@ -24,7 +24,7 @@ import type { CellReader } from './encoder.js';
 import { featureNames, featuresOf, fitFeatureSpace } from './features.js';
 import { kFold, rollingOrigin, type Backtest } from './backtest.js';
 import { predictRows, type EngineState, type OutputState, type RowToPredict, type SeriesState } from './forecaster.js';
-import { intervalWidths } from './intervals.js';
+import { heldOutCoverage, intervalWidths, type WindowErrors } from './intervals.js';
 import { DEFAULT_DEVIATION_TARGET, DEFAULT_LEARNING_RATE, hiddenLayerCount, hiddenLayerWidth, trainNetworkOnly } from './legacy.js';
 import { familiesFor } from './models/candidates.js';
 import type { FamilyParams, FitRows, ModelFamily, SeriesInfo } from './models/model.js';
@@ -162,6 +162,8 @@ interface OutputRun {
   data: FitRows;
   scored: Scored[];
   winner: Winner;
+  /** Held-out coverage of the 80/95% intervals on the backtest (numeric outputs). */
+  coverage?: { p80: number; p95: number; rows: number } | null;
 }
 
 function forecast(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, seed: number): TrainingResult {
@@ -281,16 +283,18 @@ function forecast(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, 
   };
 }
 
+/** The widths of the stored model, and (on the run, for the report) their held-out coverage on the backtest. */
 function widthsOf(run: OutputRun, backtest: Backtest) {
   const actual = run.data.target as number[];
   const steps = Math.max(1, backtest.horizon);
+  const windows: WindowErrors[] = backtest.splits.map((split, s) => ({
+    rows: split.test,
+    steps: split.steps,
+    errors: split.test.map((row, j) => ((run.winner.predictions[s] as number[])[j] as number) - (actual[row] as number)),
+  }));
   const byStep: number[][] = Array.from({ length: steps }, () => []);
-  backtest.splits.forEach((split, s) =>
-    split.test.forEach((row, j) => {
-      const step = Math.max(1, Math.min(steps, split.steps[j] as number));
-      (byStep[step - 1] as number[]).push(((run.winner.predictions[s] as number[])[j] as number) - (actual[row] as number));
-    }),
-  );
+  for (const w of windows) w.errors.forEach((e, j) => (byStep[Math.max(1, Math.min(steps, w.steps[j] as number)) - 1] as number[]).push(e));
+  run.coverage = heldOutCoverage(windows, steps);
   return intervalWidths(byStep);
 }
 
@@ -310,6 +314,7 @@ function selectionOf(run: OutputRun): OutputSelection {
       error: s.error,
       ...(s.note ? { note: s.note } : {}),
     })),
+    ...(run.coverage ? { intervalCoverage: { p80: run.coverage.p80, p95: run.coverage.p95, rows: run.coverage.rows } } : {}),
   };
 }
 

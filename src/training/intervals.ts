@@ -67,3 +67,37 @@ function lowerBound(sorted: number[], v: number): number {
   }
   return lo;
 }
+
+/** One backtest window's errors: the rows it predicted, each row's horizon step (1-based) and error. */
+export interface WindowErrors {
+  rows: number[];
+  steps: number[];
+  errors: number[];
+}
+
+/**
+ * How often the intervals held the truth on the backtest, honestly: each window is checked against widths
+ * built from the other windows whose rows it does not share (the widths never saw its errors). Null when
+ * no window has such others.
+ */
+export function heldOutCoverage(windows: WindowErrors[], horizon: number): { p80: number; p95: number; rows: number } | null {
+  let rows = 0;
+  let in80 = 0;
+  let in95 = 0;
+  const steps = Math.max(1, horizon);
+  windows.forEach((w, k) => {
+    const own = new Set(w.rows);
+    const others = windows.filter((o, j) => j !== k && !o.rows.some((r) => own.has(r)));
+    if (others.length === 0) return;
+    const byStep: number[][] = Array.from({ length: steps }, () => []);
+    for (const o of others) o.errors.forEach((e, j) => (byStep[Math.max(1, Math.min(steps, o.steps[j] as number)) - 1] as number[]).push(e));
+    const widths = intervalWidths(byStep);
+    w.errors.forEach((e, j) => {
+      const { w80, w95 } = widthAt(widths, w.steps[j] as number);
+      rows++;
+      if (Math.abs(e) <= w80) in80++;
+      if (Math.abs(e) <= w95) in95++;
+    });
+  });
+  return rows === 0 ? null : { p80: in80 / rows, p95: in95 / rows, rows };
+}

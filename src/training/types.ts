@@ -144,6 +144,11 @@ export interface OutputSelection {
   /** The best naive-family candidate (the bar every forecast must clear). */
   baseline: { name: string; error: number };
   candidates: CandidateScore[];
+  /**
+   * Numeric outputs: the share of backtest rows inside the 80% and 95% intervals, each window checked
+   * against widths built without it (issue 23), and how many rows that is.
+   */
+  intervalCoverage?: { p80: number; p95: number; rows: number };
 }
 
 /** The engine's explanation of a run, shown in the status record and GET /jobs_progress progress=2. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { explainSelection } from '../../src/domain/jobs/explanation.js';
 import { trainModel } from '../../src/training/engine.js';
 import { intervalWidths } from '../../src/training/intervals.js';
 import { familiesFor } from '../../src/training/models/candidates.js';
@@ -181,6 +182,59 @@ describe('forecasting engine: seasons, long cycles and the naive bar (issue 23)'
   });
 });
 
+describe('forecasting engine: intervals that hold what they say on series of known distribution (issue 23)', () => {
+  /** Pooled coverage of the 80% and 95% intervals over `count` series of a level plus normal noise. */
+  function coverage(count: number, length: number, hidden: number, seed: number) {
+    let rows = 0;
+    let in80 = 0;
+    let in95 = 0;
+    for (let k = 0; k < count; k++) {
+      const random = mulberry32(seed + k);
+      const gauss = () => {
+        let sum = 0;
+        for (let i = 0; i < 12; i++) sum += random();
+        return sum - 6;
+      };
+      const values = Array.from({ length }, () => 100 + 5 * gauss());
+      const s = series(values, hidden);
+      trainModel({ ...s, params: {} }).forecasts.forEach((f, i) => {
+        const y = s.truth[i] as number;
+        const b = f.intervals?.y;
+        rows++;
+        if (y >= Number(b?.lo80) && y <= Number(b?.hi80)) in80++;
+        if (y >= Number(b?.lo95) && y <= Number(b?.hi95)) in95++;
+      });
+    }
+    return { p80: in80 / rows, p95: in95 / rows };
+  }
+
+  const withinTargets = (c: { p80: number; p95: number }) => {
+    expect(c.p80).toBeGreaterThanOrEqual(0.75);
+    expect(c.p80).toBeLessThanOrEqual(0.85);
+    expect(c.p95).toBeGreaterThanOrEqual(0.9);
+    expect(c.p95).toBeLessThanOrEqual(0.99);
+  };
+
+  // Known gaps, pinned: issue 23's targets (80% in [0.75, 0.85], 95% in [0.90, 0.99]) are not met yet, and
+  // these fail the day they are (then drop `.fails`). Measured: 0.73 and 0.73 on short series (one backtest
+  // window of 12 errors: both widths are the largest of 5 pooled errors, and the winner was chosen for its
+  // low backtest error); 0.89 and 0.97 on the long horizon. docs/benchmarks.md, session 8.
+  it.fails('short series (4 years of months, the last 12 hidden): within the targets (not yet)', () => {
+    withinTargets(coverage(12, 48, 12, 100));
+  }, 120_000);
+
+  it.fails('long horizon (50 years of months, the last 200 hidden): within the targets (not yet)', () => {
+    withinTargets(coverage(2, 600, 200, 200));
+  }, 120_000);
+
+  it('long horizon: the 95% interval holds at least 90% and the 80% at least 75% of an i.i.d. series', () => {
+    const c = coverage(2, 600, 200, 200);
+    expect(c.p80).toBeGreaterThanOrEqual(0.75);
+    expect(c.p95).toBeGreaterThanOrEqual(0.9);
+    expect(c.p95).toBeLessThanOrEqual(0.99);
+  }, 120_000);
+});
+
 describe('forecasting engine: reproducible, explained, with intervals', () => {
   const random = mulberry32(21);
   const values = Array.from({ length: 96 }, (_, i) => 50 + 0.5 * i + (SEASON[i % 12] as number) + (random() - 0.5) * 6);
@@ -285,6 +339,21 @@ describe('forecasting engine: reproducible, explained, with intervals', () => {
     expect(names).toEqual(expect.arrayContaining(['naive', 'seasonal_naive', 'seasonal_drift', 'linear', 'linear_ar']));
     expect(out?.candidates.find((c) => c.name === out?.baseline.name)?.error).toBe(out?.baseline.error);
     expect(result.metrics.baselineMae).toBeGreaterThanOrEqual(result.metrics.mae);
+  });
+
+  it("lists each output's interval coverage on the backtest, each window against widths built without it", () => {
+    const out = result.selection?.outputs[0];
+    const coverage = out?.intervalCoverage;
+    expect(coverage).toBeDefined();
+    // 96 months, horizon 12: three windows of 12, each checked against widths from the two others.
+    expect(coverage?.rows).toBe(36);
+    expect(coverage?.p80).toBeGreaterThan(0.5);
+    expect(coverage?.p95).toBeGreaterThanOrEqual(coverage?.p80 as number);
+    expect(coverage?.p95).toBeLessThanOrEqual(1);
+    const pct = (x: number) => `${Math.round(x * 100)}%`;
+    expect(explainSelection(result.selection)).toContain(
+      `intervals on the backtest: 80% band held ${pct(coverage?.p80 as number)}, 95% band held ${pct(coverage?.p95 as number)} of ${coverage?.rows} rows`,
+    );
   });
 
   it('reports progress rising monotonically to 100', () => {

@@ -9,11 +9,19 @@ function candidate(metric: OutputSelection['metric'], c: CandidateScore): string
   return `${c.name} ${score(metric, c.error)}`;
 }
 
+/** How often the bands held on the backtest (each window against widths built without it). */
+function coverage(o: OutputSelection): string {
+  const c = o.intervalCoverage;
+  if (!c) return '';
+  const pct = (x: number) => `${Math.round(x * 100)}%`;
+  return `; intervals on the backtest: 80% band held ${pct(c.p80)}, 95% band held ${pct(c.p95)} of ${c.rows} rows`;
+}
+
 function output(o: OutputSelection): string {
   const chosen = o.description && o.description !== o.chosen ? `${o.chosen} (${o.description})` : o.chosen;
   return (
     `${o.column}: ${chosen}, backtest ${o.metric} ${score(o.metric, o.error)} vs best naive ${o.baseline.name} ${score(o.metric, o.baseline.error)}` +
-    ` [candidates: ${o.candidates.map((c) => candidate(o.metric, c)).join(', ')}]`
+    `${coverage(o)} [candidates: ${o.candidates.map((c) => candidate(o.metric, c)).join(', ')}]`
   );
 }
 
@@ -30,7 +38,7 @@ function scheme(s: SelectionReport): string {
 
 /**
  * One line a person can read: which model won for each output, every candidate's backtest error next to
- * the best naive baseline's, then how they were compared (scheme, horizon, frequency). Written into the
+ * the best naive baseline's, how often its intervals held on the backtest, then how they were compared (scheme, horizon, frequency). Written into the
  * finished job's status record and shown by GET /jobs_progress progress=2.
  */
 export function explainSelection(s: SelectionReport | null | undefined): string {
