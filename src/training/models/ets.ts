@@ -15,9 +15,6 @@
  * The fitted history is the last MAX_HISTORY steps on the full integer grid (gaps interpolated, as SARIMA's).
  * Forecast h steps after the last fitted time T: l + (phi + ... + phi^h) b + s(slot of T+h). Rows at or
  * before T get the stored one-step fitted value.
- *
- * Model-based variance of the h-step error (Hyndman et al. 2008, table 6.1, class 1): sigma^2 (1 + sum over
- * j < h of c_j^2) with c_j = alpha + beta (phi + ... + phi^j) + gamma [j mod m = 0]; stored for intervals.
  */
 import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
 import { toGrid } from './sarima.js';
@@ -229,18 +226,6 @@ export function etsForecast(state: EtsState, h: number): number {
   else if (form.trend === 'damped') for (let j = 1, p = state.phi; j <= h; j++, p *= state.phi) damp += p;
   const s = form.seasonal ? (state.seasonals[slotOf(state.lastTime + h, state.season)] as number) : 0;
   return state.level + damp * state.slope + s;
-}
-
-/** Model-based variance of the h-step forecast error (see the module comment). */
-export function etsVariance(state: EtsState, h: number): number {
-  let sum = 1;
-  let damp = 0;
-  for (let j = 1; j < h; j++) {
-    damp += state.form.trend === 'damped' ? state.phi ** j : state.form.trend === 'additive' ? 1 : 0;
-    const c = state.alpha + state.beta * damp + (state.form.seasonal && j % state.season === 0 ? state.gamma : 0);
-    sum += c * c;
-  }
-  return state.sigma2 * sum;
 }
 
 export function describeEts(state: EtsState): string {
