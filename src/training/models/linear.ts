@@ -167,7 +167,9 @@ function revive(state: LinearState): FittedModel<LinearState> {
       if (state.trend) parts.push('trend');
       if (state.season > 1) parts.push(`${state.season - 1} season dummies`);
       if (state.featureCount > 0) parts.push(`${state.featureCount} features`);
-      if (state.lags.length > 0) parts.push(`lags ${state.lags.join(',')}`);
+      // The `ar` family's lags 1..p read as a range.
+      const run = state.lags.length > 3 && state.lags.every((lag, k) => lag === k + 1);
+      if (state.lags.length > 0) parts.push(`lags ${run ? `1-${state.lags.length}` : state.lags.join(',')}`);
       return `ridge regression (penalty ${state.penalty.toPrecision(2)}) on ${parts.join(', ') || 'a constant'}`;
     },
   };
