@@ -2,13 +2,14 @@
  * What one uploader costs everyone else on the embedded database (issue 22): another user's session
  * check (GET /sessions.php) timed back to back, idle (before and after), while a 50 MB CSV is uploaded at full speed and
  * stored (curl -F), and while an upload stalls after half its file (session, job_id and 25 MB sent, then
- * nothing). Figures are ratios to the idle latency of the same run. BENCH_ROOT runs another checkout's
+ * nothing); then the issue's hostile file (one quoted 20 MB cell over 20,000 lines) and the server's RSS
+ * around it. Figures are ratios to the idle latency of the same run. BENCH_ROOT runs another checkout's
  * server (e.g. an export of the commit before the change), with this script and the same file.
  *
  *   npx tsx bench/ingest/neighbour.ts            (BENCH_ROOT=/path/to/other/checkout to compare)
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createReadStream, mkdirSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +22,8 @@ const out = join(here, '..', '.out');
 const run = promisify(execFile);
 const API = '/api/202203010900';
 const ADMIN = { email: 'bench@example.com', password: 'Bench-Passw0rd!' };
+
+const rssMb = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
 
 async function startServer(dataDir: string, port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
@@ -124,6 +127,18 @@ async function main() {
     await new Promise((r) => setTimeout(r, 1000));
     for (let i = 0; i < 200; i++) idle.push(await check(port, other, 5000));
 
+    // The issue's hostile file: one quoted 20 MB cell over 20,000 lines; the server's RSS before and after.
+    const cellFile = join(out, 'neighbour-cell.csv');
+    writeFileSync(cellFile, `a,b\n1,"${`${'y'.repeat(1023)}\n`.repeat(20_000)}"\n`);
+    const rssBefore = rssMb(server.pid!);
+    const cellJob = await newJob();
+    // A refusal may come (and the connection close) before curl has sent the whole file: curl then exits 55.
+    const sent = await run('curl', ['-s', '-F', `session=${uploader}`, '-F', `job_id=${cellJob}`, '-F', `Servicefile=@${cellFile};type=text/csv`, `http://127.0.0.1:${port}${API}/data.php?tz=Europe/Madrid`], {
+      maxBuffer: 1 << 20,
+    }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+    const cellReply = JSON.parse(sent.stdout) as { status: number; data: string };
+    const hostileCell = { reply: cellReply.data, rssBeforeMb: rssBefore, rssAfterMb: rssMb(server.pid!) };
+
     const idleStats = stats(idle);
     const ratio = (s: ReturnType<typeof stats>, key: 'p50' | 'p99' | 'max') => (typeof s[key] === 'number' && typeof idleStats[key] === 'number' ? Number((s[key] / idleStats[key]).toFixed(1)) : 'timed out');
     const duringStats = stats(during);
@@ -137,6 +152,7 @@ async function main() {
           idle: idleStats,
           duringUpload: { ...duringStats, p50xIdle: ratio(duringStats, 'p50'), p99xIdle: ratio(duringStats, 'p99'), maxXIdle: ratio(duringStats, 'max') },
           whileStalled: { ...stalledStats, p99xIdle: ratio(stalledStats, 'p99') },
+          hostileCell,
         },
         null,
         2,
