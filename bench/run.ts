@@ -8,6 +8,7 @@ const all: Record<string, () => Promise<unknown>> = {
   corpus: async () => (await import('./forecast/corpus.js')).benchCorpus(),
   ablation: async () => (await import('./forecast/ablation.js')).benchAblation(),
   intervals: async () => (await import('./forecast/intervals.js')).benchIntervals(),
+  tabular: async () => (await import('./forecast/tabular.js')).benchTabular(),
   contract: async () => (await import('./contract/run.js')).benchContract(),
   footprint: async () => (await import('./footprint/run.js')).benchFootprint(),
   'training-memory': async () => (await import('./footprint/training.js')).benchTrainingMemory(),
