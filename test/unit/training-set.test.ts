@@ -2,8 +2,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SETS, toCsv } from '../../bench/forecast/datasets.js';
+import { openPGlite } from '../../src/db/database.js';
+import { migrate } from '../../src/db/migrator.js';
 import { loadTrainingSet, rowsThatFit, type TrainingLimits } from '../../src/training/training-set.js';
 import { TrainingError, type ColumnSpec } from '../../src/training/types.js';
+import { CURRENT, createTestContext, form, multipart } from '../support/helper.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'training-set-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -131,4 +135,35 @@ describe('the training set read in the training thread', () => {
     expect((error as TrainingError).code).toBe('too_large');
     expect((error as Error).message).toMatch(/^This training needs about \d+ MB, budget 64 MB \(/);
   });
+});
+
+describe('results do not move', () => {
+  it('every forecast benchmark set reaches the engine through the spool exactly as readTrainingSet read it (cells, column kinds)', async () => {
+    const database = await openPGlite();
+    await migrate(database);
+    const ctx = await createTestContext({ database });
+    try {
+      const user = await ctx.createUser();
+      await ctx.request({ method: 'POST', url: `/202111101200/subscriptions.php?session=${user.session}`, ...form({ app: 'forecast' }) });
+      for (const [id, make] of Object.entries(SETS)) {
+        const job = await ctx.request({ method: 'POST', url: `${CURRENT}/jobs.php?session=${user.session}&tz=UTC&app_name=forecast&newTraining=1` });
+        const jobId = Number((job.envelope.data as { job_id: number }).job_id);
+        const csv = toCsv(make());
+        const stored = await ctx.request({ method: 'POST', url: `${CURRENT}/data.php?tz=UTC`, ...multipart({ session: user.session, job_id: jobId, file: 1 }, [{ field: 'Servicefile', filename: `${id}.csv`, content: csv }]) });
+        expect(stored.envelope.status, String(stored.envelope.data)).toBe(0);
+        // The spool first: the thread detects the kinds the database has not (readTrainingSet then scans for them).
+        const path = join(dir, `${id}.tsv`);
+        const spool = await ctx.services.data.spoolTrainingSet(jobId, path);
+        const fresh = await loadTrainingSet({ path, header: spool.header, columns: spool.columns, detect: spool.detect }, {}, { maxRows: 100_000, budgetMb: 512 });
+        const old = await ctx.services.data.readTrainingSet(jobId);
+        expect(fresh.report.cap.rule, id).toBe('none');
+        expect(JSON.stringify(fresh.input.columns), id).toBe(JSON.stringify(old.columns));
+        expect(fresh.input.header, id).toEqual(old.header);
+        expect(fresh.input.rows.length, id).toBe(old.rows.length);
+        expect(JSON.stringify(fresh.input.rows) === JSON.stringify(old.rows), `${id}: rows differ`).toBe(true);
+      }
+    } finally {
+      await ctx.close();
+    }
+  }, 120_000);
 });
