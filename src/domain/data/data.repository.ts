@@ -410,14 +410,16 @@ export function createDataRepository(database: DatabaseHandle) {
         return;
       }
       const pglite = database.pglite!;
-      const [size] = (await pglite.query<{ blocks: number }>(`select (pg_relation_size('${table}') / current_setting('block_size')::int)::int as blocks`)).rows;
+      // Each query takes the dialect's one connection, as the staging batches do: a bare pglite.query could
+      // land inside another request's open transaction (an upload's swap) and abort it on an error.
+      const exclusive = <T>(work: () => Promise<T>) => db.connection().execute(() => work());
+      const [size] = (await exclusive(() => pglite.query<{ blocks: number }>(`select (pg_relation_size('${table}') / current_setting('block_size')::int)::int as blocks`))).rows;
       const blocks = size?.blocks ?? 0;
       await pipeline(async function* () {
         for (let first = 0; first < blocks; first += EXPORT_PAGE_BLOCKS) {
           const last = first + EXPORT_PAGE_BLOCKS;
-          const result = await pglite.query(
-            `copy (select ${list} from ${table} where ctid >= '(${first},0)'::tid and ctid < '(${last},0)'::tid order by ord) to '/dev/blob'`,
-            [],
+          const result = await exclusive(() =>
+            pglite.query(`copy (select ${list} from ${table} where ctid >= '(${first},0)'::tid and ctid < '(${last},0)'::tid order by ord) to '/dev/blob'`, []),
           );
           if (result.blob && result.blob.size > 0) yield Buffer.from(await result.blob.arrayBuffer());
           await new Promise((resolve) => setImmediate(resolve));
