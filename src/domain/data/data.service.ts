@@ -332,6 +332,7 @@ export function createDataService({ repository, maxUploadBytes, uploads, onQueue
         rows,
       };
     },
+
     /**
      * For the training runner: the job's input as a spool file for the training thread (training-set.ts),
      * streamed from the database in bounded memory; the rows are never held here. Columns whose kind is
@@ -364,7 +365,6 @@ export function createDataService({ repository, maxUploadBytes, uploads, onQueue
         dataset.columns.map((c) => (c.kind === null && kinds[c.name] ? { ...c, kind: kinds[c.name]! } : c)),
       );
     },
-
 
     /**
      * For the training engine: stores forecast rows as a new output record; answers its id. `intervals`
@@ -409,6 +409,7 @@ export function createDataService({ repository, maxUploadBytes, uploads, onQueue
     },
   };
 }
+
 /** The header and column roles the training engine reads (TrainingInput's header and columns). */
 function trainingColumns(columns: DatasetColumn[]) {
   return {
@@ -421,7 +422,6 @@ function trainingColumns(columns: DatasetColumn[]) {
     })),
   };
 }
-
 
 /** Errors Postgres raises on the COPY data itself (class 22) are the file's fault. */
 function asUploadError(error: unknown, label: string): unknown {
