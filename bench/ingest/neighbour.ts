@@ -8,37 +8,22 @@
  *
  *   npx tsx bench/ingest/neighbour.ts            (BENCH_ROOT=/path/to/other/checkout to compare)
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createReadStream, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { generateCsv } from './generate.js';
+import { BENCH_ADMIN as ADMIN, startServer } from './server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = process.env.BENCH_ROOT ?? join(here, '..', '..');
 const out = join(here, '..', '.out');
 const run = promisify(execFile);
 const API = '/api/202203010900';
-const ADMIN = { email: 'bench@example.com', password: 'Bench-Passw0rd!' };
 
 const rssMb = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
-
-async function startServer(dataDir: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', WORKERS: '0', MAX_UPLOAD_MB: '200', DATABASE_URL: '', DATA_DIR: dataDir, ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      if (String(chunk).includes('Listening on')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  return child;
-}
 
 async function call(port: number, method: string, resource: string, fields: Record<string, string>, query: Record<string, string> = {}) {
   const qs = new URLSearchParams({ tz: 'Europe/Madrid', ...query }).toString();
@@ -98,7 +83,7 @@ async function main() {
   const dataDir = join(out, 'neighbour-pglite-data');
   rmSync(dataDir, { recursive: true, force: true });
   const port = 19000 + Math.floor(Math.random() * 1000);
-  const server = await startServer(dataDir, port);
+  const server = await startServer({ MAX_UPLOAD_MB: '200', DATABASE_URL: '', DATA_DIR: dataDir }, port, root);
   try {
     const uploader = await login(port, ADMIN.email, ADMIN.password);
     const email = `neighbour-${Date.now()}@bench.example`;

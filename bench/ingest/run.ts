@@ -7,7 +7,7 @@
  *
  *   npx tsx bench/ingest/run.ts            (BENCH_PG=postgres://postgres@127.0.0.1:5432/postgres by default)
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { createReadStream, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -16,6 +16,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { HEADER, generateCsv } from './generate.js';
+import { startServer } from './server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -32,21 +33,6 @@ const status = (pid: number, key: 'VmRSS' | 'VmHWM') => {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(`${key}:`));
   return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
 };
-
-async function startServer(env: Record<string, string>, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', WORKERS: '0', MAX_UPLOAD_MB: '2000', ADMIN_EMAIL: 'bench@example.com', ADMIN_PASSWORD: 'Bench-Passw0rd!', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      if (String(chunk).includes('Listening on')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  return child;
-}
 
 async function login(port: number): Promise<string> {
   const res = await fetch(`http://127.0.0.1:${port}/api/202203010900/sessions.php`, {
