@@ -44,8 +44,8 @@ function copySql(table: number, columns: number, delimiter: string, target: stri
   return `copy data_rows_${Math.trunc(table)} (${list}) from ${target} with (format text, delimiter ${DELIMITER_SQL[delimiter]})`;
 }
 
-/** Table blocks (8 kB) per PGlite export query: 128 kB, about 2,000 rows, a few ms of the event loop each (1 MB pages put the session check p99 at 8 x idle while a 150 MB upload was exported). */
-const EXPORT_PAGE_BLOCKS = 16;
+/** Table blocks (8 kB) per PGlite export query: 32 kB, a few hundred rows, about a millisecond of the event loop each, since PGlite runs on the main thread (128 kB pages put the session check p99 at 1.8-2.4x idle while a 9 MB upload was exported, 32 kB at 1.3-1.4x; docs/benchmarks.md). */
+const EXPORT_PAGE_BLOCKS = 4;
 
 /** PGlite reads COPY data from a Blob; batches keep memory bounded. */
 const PGLITE_BATCH_BYTES = 8 * 1024 * 1024;
