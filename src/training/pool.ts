@@ -5,16 +5,12 @@
  * task makes piscina reject at once and terminate that worker thread (V8 interrupts the running JS); the
  * pool replaces the thread on demand. Queued tasks are just removed from the queue.
  *
- * Worker file: compiled builds load train.worker.js next to this file; from TypeScript sources (vitest, tsx)
- * there is no .js, so the .ts is loaded with tsx's loader added to the worker's execArgv, because Node 20
- * cannot load .ts in a worker by itself.
+ * Worker file: train.worker.js when compiled, the .ts under tsx/vitest (resolveWorkerFile).
  */
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import { resolveWorkerFile } from '../workers-support.js';
 import type { WorkerProgress, WorkerReply, WorkerTask } from './train.worker.js';
 import type { TrainingLimits, TrainingSetReport, TrainingSpool } from './training-set.js';
 import { TrainingError, type TrainingInput, type TrainingParams, type TrainingProgress, type TrainingResult } from './types.js';
@@ -64,20 +60,9 @@ export interface TrainingPoolOptions {
   memoryMb?: number;
 }
 
-function resolveWorker(): { filename: string; execArgv?: string[] } {
-  const js = new URL('./train.worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(js))) return { filename: fileURLToPath(js) };
-  const ts = new URL('./train.worker.ts', import.meta.url);
-  // An absolute loader URL, so it does not depend on the process cwd.
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-  const inherited = process.execArgv;
-  const hasTsx = inherited.some((arg) => arg.includes('tsx'));
-  return { filename: fileURLToPath(ts), execArgv: hasTsx ? [...inherited] : [...inherited, '--import', tsx] };
-}
-
 export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingPool {
   const maxThreads = Math.max(1, Math.floor(options.maxThreads ?? availableParallelism() - 1));
-  const worker = resolveWorker();
+  const worker = resolveWorkerFile(import.meta.url, 'train.worker');
   const piscina = new Piscina<WorkerTask, WorkerReply>({
     filename: worker.filename,
     execArgv: worker.execArgv,

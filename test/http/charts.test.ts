@@ -295,6 +295,42 @@ describe('outputs written beside the engine (two forecast columns; no date colum
     expect((spec.datasets.forecast as { x: number }[]).map((p) => p.x)).toEqual([30, 31, 32]);
     expect(spec.title.subtitle).toEqual(['legacy single network: no backtest selection', '30 known rows, 2 forecast rows, 80% and 95% intervals; by row number (no readable dates)']);
   });
+
+  it('draws on a worker thread: while a 10,000-row PNG renders, other requests keep being answered at once', async () => {
+    const days = 10_000;
+    const day = (i: number) => new Date(Date.UTC(1990, 0, 1) + i * 86_400_000);
+    const row = (i: number) => [day(i).getUTCFullYear(), day(i).getUTCMonth() + 1, day(i).getUTCDate(), (500 + 40 * Math.sin(i / 58) + (i % 7)).toFixed(2)].join(',');
+    const csv = `year,month,day,load\n${Array.from({ length: days }, (_, i) => row(i)).join('\n')}\n`;
+    const forecast = Array.from({ length: 30 }, (_, k) => {
+      const d = day(days + k);
+      return { year: String(d.getUTCFullYear()), month: String(d.getUTCMonth() + 1), day: String(d.getUTCDate()), load: String(520 + k) };
+    });
+    const big = await storedForecast(csv, { load: 'output' }, forecast, ['year', 'month', 'day', 'load']);
+    const query = `job_id=${big}&format=png&history=0&width=4000&height=3000`;
+    // The largest size, so the drawing (about 0.6 s on the request's thread) dwarfs the rows' reading.
+    await chart(owner, query); // the drawing thread started and Vega loaded, so the timing below is the drawing
+
+    // Cheap requests one after another for as long as the chart takes: each one's wait is how long the
+    // event loop was held. Drawn on the request's thread, one of them would wait for the whole drawing.
+    let drawing = true;
+    const started = performance.now();
+    const drawn = chart(owner, query).finally(() => (drawing = false));
+    const waits: number[] = [];
+    while (drawing) {
+      const sent = performance.now();
+      const probe = await ctx.app.inject({ method: 'GET', url: '/healthz' });
+      expect(probe.json()).toEqual({ status: 0, data: 'ok' });
+      waits.push(performance.now() - sent);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    const res = await drawn;
+    const chartMs = performance.now() - started;
+    expect(res.headers['content-type']).toBe('image/png');
+    expect(pngSize(res.rawPayload)).toEqual({ width: 4000, height: 3000 });
+    const longest = Math.max(...waits);
+    expect(waits.length, `${waits.length} probes answered while the chart took ${chartMs.toFixed(0)} ms`).toBeGreaterThan(5);
+    expect(longest, `longest probe wait ${longest.toFixed(0)} ms while the chart took ${chartMs.toFixed(0)} ms`).toBeLessThan(chartMs / 3);
+  }, 60_000);
 });
 
 describe('who sees a chart, and errors', () => {

@@ -15,6 +15,8 @@ const VegaLiteSpec = z.record(z.string(), z.unknown()).meta({
 
 /** Issue 24: a chart of a job's forecast, as a Vega-Lite specification, SVG or PNG. */
 export function chartsRoutes(app: FastifyInstance, services: Services) {
+  // The drawing threads end with the app (server shutdown, tests).
+  app.addHook('onClose', () => services.charts.close());
   for (const method of ['GET', 'POST'] as const) {
     defineRoute(app, {
       method,

@@ -9,7 +9,7 @@ import type { JobsService } from '../jobs/jobs.service.js';
 import type { JobStatus } from '../../db/tables/jobs.js';
 import { classPanel, seriesPanel, timeAxis, type ColumnInfo, type PanelData, type Row } from './chart-data.js';
 import { classSpec, seriesSpec, stackSpecs, type PanelTitle } from './chart-spec.js';
-import { renderPng, renderSvg } from './render.js';
+import { createRenderPool, type RenderPool, type RenderPoolOptions } from './render-pool.js';
 
 export type ChartFormat = 'svg' | 'png' | 'vega';
 
@@ -31,6 +31,8 @@ export function chartAddress(publicUrl: string, jobId: number): string {
 export interface ChartsServiceDeps {
   jobs: Pick<JobsService, 'get'>;
   data: Pick<DataService, 'columns' | 'rows'>;
+  /** What draws SVG and PNG: by default a worker-thread pool (render-pool.ts) with these options. */
+  renderer?: RenderPool | RenderPoolOptions;
 }
 
 /** The largest image drawn (4000 x 4000): a PNG is rasterised whole in memory, 4 bytes a pixel. */
@@ -70,7 +72,9 @@ function forecastColumns(columns: ColumnInfo[], selection: SelectionReport | nul
  * bands and the boundary, titled with the winning model against the best naive baseline. Reads through
  * the data service, so only the job's owner or an administrator sees it, as with GET /data.
  */
-export function createChartsService({ jobs, data }: ChartsServiceDeps) {
+export function createChartsService({ jobs, data, renderer }: ChartsServiceDeps) {
+  const render: RenderPool = renderer && 'png' in renderer ? renderer : createRenderPool(renderer);
+
   async function build(caller: Caller, q: ChartQuery): Promise<TopLevelSpec[]> {
     const job = await jobs.get(caller, q.jobId);
     const noForecast = () => Errors.noForecast(q.jobId, JOB_STATUS_NAMES[job.status as JobStatus] ?? String(job.status));
@@ -124,12 +128,15 @@ export function createChartsService({ jobs, data }: ChartsServiceDeps) {
     },
 
     async svg(caller: Caller, q: ChartQuery): Promise<string> {
-      return renderSvg(await build(caller, q), q);
+      return render.svg(await build(caller, q), { width: q.width, height: q.height });
     },
 
     async png(caller: Caller, q: ChartQuery): Promise<Buffer> {
-      return renderPng(await renderSvg(await build(caller, q), q));
+      return render.png(await build(caller, q), { width: q.width, height: q.height });
     },
+
+    /** Ends the drawing threads (app close); a later chart starts them again. */
+    close: () => render.close(),
   };
 }
 

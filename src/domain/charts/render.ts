@@ -48,3 +48,13 @@ export function renderPng(svg: string): Buffer {
   });
   return resvg.render().asPng();
 }
+
+/**
+ * Drawing on the caller's thread, as before the worker pool: the benchmark's baseline. The server never
+ * uses it (it would hold the event loop for the whole drawing).
+ */
+export const inThreadRenderer = {
+  svg: (panels: TopLevelSpec[], size: { width: number; height: number }) => renderSvg(panels, size),
+  png: async (panels: TopLevelSpec[], size: { width: number; height: number }) => renderPng(await renderSvg(panels, size)),
+  close: async () => undefined,
+};
