@@ -13,6 +13,7 @@
  *   npm run bench intervals                   or   npx tsx bench/forecast/intervals.ts
  *   BENCH_CORPUS_ONLY=regex                   only the series whose id matches
  *   BENCH_INTERVALS_BEFORE=file.json          also print ratios against the scores of an earlier run
+ *   BENCH_INTERVALS_OUT=file.json             write the scores there instead (two runs side by side)
  *
  * Last, the cost of the widths on a 20,000-step horizon (a 100,000-row hourly upload with its last 20%
  * empty), against one sort of the same errors in the same run.
@@ -80,7 +81,7 @@ export async function benchIntervals() {
     }
   }
   mkdirSync(OUT, { recursive: true });
-  writeFileSync(join(OUT, 'intervals.json'), JSON.stringify(results, null, 1));
+  writeFileSync(process.env.BENCH_INTERVALS_OUT ?? join(OUT, 'intervals.json'), JSON.stringify(results, null, 1));
 
   const beforeFile = process.env.BENCH_INTERVALS_BEFORE;
   const before = beforeFile && existsSync(beforeFile) ? new Map((JSON.parse(readFileSync(beforeFile, 'utf8')) as IntervalResult[]).map((r) => [r.id, r])) : null;
