@@ -233,7 +233,7 @@ describe('GET /charts.php images', () => {
   });
 });
 
-describe('outputs written beside the engine (two forecast columns; no date columns)', () => {
+describe('outputs written beside the engine (two forecast columns; no date columns; a 10,000-row series)', () => {
   /** A Pending job whose input has the given roles and whose output is written directly, as the engine would. */
   async function storedForecast(csv: string, roles: Record<string, string>, rows: Record<string, string>[], header: string[]) {
     const jobId = await newJob(owner);
@@ -248,6 +248,7 @@ describe('outputs written beside the engine (two forecast columns; no date colum
 
   let twoColumns: number;
   let noDates: number;
+  let big: number;
   beforeAll(async () => {
     // No engine from here on: these jobs stay Pending with the output written by the test.
     await training?.close();
@@ -259,6 +260,16 @@ describe('outputs written beside the engine (two forecast columns; no date colum
     ], ['year', 'month', 'sales', 'costs']);
     const lines = Array.from({ length: 30 }, (_, i) => `${i % 7},${3 * i}`);
     noDates = await storedForecast(`x,y\n${lines.join('\n')}\n`, { y: 'output' }, [{ x: '2', y: '90' }, { x: '3', y: '93' }], ['x', 'y']);
+    const days = 10_000;
+    const day = (i: number) => new Date(Date.UTC(1990, 0, 1) + i * 86_400_000);
+    const row = (i: number) => [day(i).getUTCFullYear(), day(i).getUTCMonth() + 1, day(i).getUTCDate(), (500 + 40 * Math.sin(i / 58) + (i % 7)).toFixed(2)].join(',');
+    const csv = `year,month,day,load\n${Array.from({ length: days }, (_, i) => row(i)).join('\n')}\n`;
+    const forecast = Array.from({ length: 30 }, (_, k) => {
+      const d = day(days + k);
+      return { year: String(d.getUTCFullYear()), month: String(d.getUTCMonth() + 1), day: String(d.getUTCDate()), load: String(520 + k) };
+    });
+    // 10,000 known days and 30 forecast ones: the drawing tests' big chart.
+    big = await storedForecast(csv, { load: 'output' }, forecast, ['year', 'month', 'day', 'load']);
   });
 
   it('stacks one panel per forecast column: the PNG is width x (height x panels), the SVG nests both', async () => {
@@ -297,15 +308,6 @@ describe('outputs written beside the engine (two forecast columns; no date colum
   });
 
   it('draws on a worker thread: while a 10,000-row PNG renders, other requests keep being answered at once', async () => {
-    const days = 10_000;
-    const day = (i: number) => new Date(Date.UTC(1990, 0, 1) + i * 86_400_000);
-    const row = (i: number) => [day(i).getUTCFullYear(), day(i).getUTCMonth() + 1, day(i).getUTCDate(), (500 + 40 * Math.sin(i / 58) + (i % 7)).toFixed(2)].join(',');
-    const csv = `year,month,day,load\n${Array.from({ length: days }, (_, i) => row(i)).join('\n')}\n`;
-    const forecast = Array.from({ length: 30 }, (_, k) => {
-      const d = day(days + k);
-      return { year: String(d.getUTCFullYear()), month: String(d.getUTCMonth() + 1), day: String(d.getUTCDate()), load: String(520 + k) };
-    });
-    const big = await storedForecast(csv, { load: 'output' }, forecast, ['year', 'month', 'day', 'load']);
     const query = `job_id=${big}&format=png&history=0&width=4000&height=3000`;
     // The largest size, so the drawing (about 0.6 s on the request's thread) dwarfs the rows' reading.
     await chart(owner, query); // the drawing thread started and Vega loaded, so the timing below is the drawing
@@ -331,6 +333,18 @@ describe('outputs written beside the engine (two forecast columns; no date colum
     expect(waits.length, `${waits.length} probes answered while the chart took ${chartMs.toFixed(0)} ms`).toBeGreaterThan(5);
     expect(longest, `longest probe wait ${longest.toFixed(0)} ms while the chart took ${chartMs.toFixed(0)} ms`).toBeLessThan(chartMs / 3);
   }, 60_000);
+
+  it('past one drawing and 8 waiting, a chart is refused at once with the envelope and a retry hint', async () => {
+    const replies = await Promise.all(Array.from({ length: 20 }, () => chart(owner, `job_id=${big}&format=png&history=0&width=4000&height=3000`)));
+    const refused = replies.filter((r) => String(r.headers['content-type']).startsWith('application/json'));
+    expect(refused.length).toBeGreaterThan(0);
+    expect(replies.length - refused.length).toBeGreaterThanOrEqual(9);
+    for (const r of refused) {
+      expect(r.statusCode).toBe(200);
+      expect(r.json()).toEqual({ status: 1, data: expect.stringMatching(/^Service unavailable: the chart renderer is busy \(9 charts drawing or waiting\); try again in \d+ seconds$/) });
+    }
+    for (const r of replies.filter((r) => !refused.includes(r))) expect(pngSize(r.rawPayload)).toEqual({ width: 4000, height: 3000 });
+  }, 120_000);
 });
 
 describe('who sees a chart, and errors', () => {
