@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { describeEts, etsFamily, etsForecast, fitEts, formsFor } from '../../src/training/models/ets.js';
-import type { FitContext, FitRows } from '../../src/training/models/model.js';
+import { rowsOf, seasonContext } from './family-support.js';
 import { mulberry32 } from '../../src/training/prng.js';
 
 /** Approximately normal noise (sum of 12 uniforms), seeded. */
@@ -61,14 +61,8 @@ describe('ETS family: the answers statsmodels gives', () => {
   });
 
   it('is deterministic and predicts the same after a JSON round trip', () => {
-    const rows: FitRows = { time: seasonal.map((_, i) => i), features: seasonal.map(() => []), target: seasonal };
-    const ctx: FitContext = {
-      info: { timeOrdered: true, frequency: 'other', season: 4, yearLength: 0, horizon: 8 },
-      seed: 1,
-      params: { layersRequested: 0, learningRate: 0.1, epochs: 10, deviationTarget: 5 },
-      featureNames: [],
-      progress: () => {},
-    };
+    const rows = rowsOf(seasonal);
+    const ctx = seasonContext(4);
     const future = { time: [80, 81, 85, 90], features: [[], [], [], []] };
     const a = etsFamily.fit(rows, ctx);
     const b = etsFamily.fit(rows, { ...ctx, seed: 99 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FitContext, FitRows } from '../../src/training/models/model.js';
+import { rowsOf, seasonContext } from './family-support.js';
 import { fitTheta, isSeasonal, thetaFamily, thetaForecast } from '../../src/training/models/theta.js';
 import { mulberry32 } from '../../src/training/prng.js';
 
@@ -34,14 +34,8 @@ describe('Theta family: the answers statsmodels ThetaModel gives', () => {
   });
 
   it('is deterministic and predicts the same after a JSON round trip', () => {
-    const rows: FitRows = { time: seasonal.map((_, i) => i), features: seasonal.map(() => []), target: seasonal };
-    const ctx: FitContext = {
-      info: { timeOrdered: true, frequency: 'other', season: 4, yearLength: 0, horizon: 8 },
-      seed: 1,
-      params: { layersRequested: 0, learningRate: 0.1, epochs: 10, deviationTarget: 5 },
-      featureNames: [],
-      progress: () => {},
-    };
+    const rows = rowsOf(seasonal);
+    const ctx = seasonContext(4);
     const future = { time: [80, 81, 85, 90], features: [[], [], [], []] };
     const a = thetaFamily.fit(rows, ctx);
     expect(thetaFamily.fit(rows, { ...ctx, seed: 7 }).state).toEqual(a.state);
