@@ -17,7 +17,7 @@
  * before T get the stored one-step fitted value.
  */
 import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
-import { toGrid } from './sarima.js';
+import { lineThrough, toGrid } from './sarima.js';
 import { nelderMead } from './simplex.js';
 
 const MAX_SEASON = 60;
@@ -112,18 +112,9 @@ function parameterCount(form: EtsForm, m: number): number {
 function startingStates(y: number[], start: number, form: EtsForm, m: number): { l0: number; b0: number; seasonals: number[] } {
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   if (!form.seasonal) {
-    const head = y.slice(0, Math.min(10, y.length));
-    const n = head.length;
-    const tMean = (n - 1) / 2;
-    const yMean = mean(head);
-    let sxy = 0;
-    let sxx = 0;
-    head.forEach((v, t) => {
-      sxy += (t - tMean) * (v - yMean);
-      sxx += (t - tMean) ** 2;
-    });
-    const b0 = sxx > 0 ? sxy / sxx : 0;
-    return { l0: yMean - b0 * tMean - (form.trend === 'none' ? 0 : b0), b0, seasonals: [] };
+    const line = lineThrough(y.slice(0, Math.min(10, y.length)));
+    const b0 = line.slope;
+    return { l0: line.at(0) - (form.trend === 'none' ? 0 : b0), b0, seasonals: [] };
   }
   const first = y.slice(0, m);
   const second = y.slice(m, 2 * m);

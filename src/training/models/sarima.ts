@@ -321,8 +321,8 @@ function mean(x: number[]): number {
   return s / x.length;
 }
 
-/** The least-squares line through (i, x[i]). */
-function lineThrough(x: number[]): { at: (i: number) => number } {
+/** The least-squares line through (i, x[i]); also the ETS and Theta families' starting slope. */
+export function lineThrough(x: number[]): { slope: number; at: (i: number) => number } {
   const mx = (x.length - 1) / 2;
   const my = mean(x);
   let sxy = 0;
@@ -332,7 +332,7 @@ function lineThrough(x: number[]): { at: (i: number) => number } {
     sxx += (i - mx) ** 2;
   });
   const slope = sxx > 0 ? sxy / sxx : 0;
-  return { at: (i) => my + slope * (i - mx) };
+  return { slope, at: (i) => my + slope * (i - mx) };
 }
 
 function variance(x: number[]): number {

@@ -14,6 +14,7 @@
  */
 import { fitEts, gridOf, type EtsState } from './ets.js';
 import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows } from './model.js';
+import { lineThrough } from './sarima.js';
 
 const MAX_SEASON = 60;
 const MIN_ROWS = 8;
@@ -76,19 +77,6 @@ export function seasonalIndices(y: number[], start: number, m: number, multiplic
   return raw.map((v) => (multiplicative ? v / centre : v - centre));
 }
 
-function slopeOf(y: number[]): number {
-  const n = y.length;
-  const tMean = (n - 1) / 2;
-  const yMean = y.reduce((a, b) => a + b, 0) / n;
-  let sxy = 0;
-  let sxx = 0;
-  y.forEach((v, t) => {
-    sxy += (t - tMean) * (v - yMean);
-    sxx += (t - tMean) ** 2;
-  });
-  return sxx > 0 ? sxy / sxx : 0;
-}
-
 export function fitTheta(y: number[], start: number, season: number, progress: (share: number) => void = () => {}): ThetaState {
   const seasonal = isSeasonal(y, season);
   const decomposition = !seasonal ? 'none' : y.every((v) => v > 0) ? 'multiplicative' : 'additive';
@@ -99,7 +87,7 @@ export function fitTheta(y: number[], start: number, season: number, progress: (
     return decomposition === 'multiplicative' ? v / index : v - index;
   });
   const ses = fitEts(adjusted, start, 1, [{ trend: 'none', seasonal: false }], progress);
-  return { version: 1, ses, b0: slopeOf(adjusted), n: adjusted.length, season: seasonal ? season : 1, decomposition, indices };
+  return { version: 1, ses, b0: lineThrough(adjusted).slope, n: adjusted.length, season: seasonal ? season : 1, decomposition, indices };
 }
 
 function reseasonalise(state: ThetaState, t: number, value: number): number {
