@@ -24,7 +24,7 @@ import type { CellReader } from './encoder.js';
 import { featureNames, featuresOf, fitFeatureSpace } from './features.js';
 import { kFold, rollingOrigin, type Backtest } from './backtest.js';
 import { predictRows, type EngineState, type OutputState, type RowToPredict, type SeriesState } from './forecaster.js';
-import { heldOutCoverage, intervalWidths, type WindowErrors } from './intervals.js';
+import { errorsByStep, heldOutCoverage, intervalWidths, type WindowErrors } from './intervals.js';
 import { DEFAULT_DEVIATION_TARGET, DEFAULT_LEARNING_RATE, hiddenLayerCount, hiddenLayerWidth, trainNetworkOnly } from './legacy.js';
 import { familiesFor } from './models/candidates.js';
 import type { FamilyParams, FitRows, ModelFamily, SeriesInfo } from './models/model.js';
@@ -292,10 +292,8 @@ function widthsOf(run: OutputRun, backtest: Backtest) {
     steps: split.steps,
     errors: split.test.map((row, j) => ((run.winner.predictions[s] as number[])[j] as number) - (actual[row] as number)),
   }));
-  const byStep: number[][] = Array.from({ length: steps }, () => []);
-  for (const w of windows) w.errors.forEach((e, j) => (byStep[Math.max(1, Math.min(steps, w.steps[j] as number)) - 1] as number[]).push(e));
   run.coverage = heldOutCoverage(windows, steps);
-  return intervalWidths(byStep);
+  return intervalWidths(errorsByStep(windows, steps));
 }
 
 function selectionOf(run: OutputRun): OutputSelection {

@@ -98,6 +98,13 @@ export interface WindowErrors {
   errors: number[];
 }
 
+/** The windows' errors gathered by horizon step (steps past `steps` count as the last), what intervalWidths takes. */
+export function errorsByStep(windows: WindowErrors[], steps: number): number[][] {
+  const byStep: number[][] = Array.from({ length: steps }, () => []);
+  for (const w of windows) w.errors.forEach((e, j) => (byStep[Math.max(1, Math.min(steps, w.steps[j] as number)) - 1] as number[]).push(e));
+  return byStep;
+}
+
 /**
  * How often the intervals held the truth on the backtest, honestly: each window is checked against widths
  * built from the other windows whose rows it does not share (the widths never saw its errors). Null when
@@ -112,9 +119,7 @@ export function heldOutCoverage(windows: WindowErrors[], horizon: number): { p80
     const own = new Set(w.rows);
     const others = windows.filter((o, j) => j !== k && !o.rows.some((r) => own.has(r)));
     if (others.length === 0) return;
-    const byStep: number[][] = Array.from({ length: steps }, () => []);
-    for (const o of others) o.errors.forEach((e, j) => (byStep[Math.max(1, Math.min(steps, o.steps[j] as number)) - 1] as number[]).push(e));
-    const widths = intervalWidths(byStep);
+    const widths = intervalWidths(errorsByStep(others, steps));
     w.errors.forEach((e, j) => {
       const { w80, w95 } = widthAt(widths, w.steps[j] as number);
       rows++;
