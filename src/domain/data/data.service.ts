@@ -122,9 +122,6 @@ export function createDataService({ repository, maxUploadBytes, uploads, onQueue
     });
 
   return {
-    /** MAX_UPLOAD_MB in bytes: the most one upload may take, also on the spool disk. */
-    uploadLimitBytes: maxUploadBytes,
-
     /** Where POST /data receives files before they are stored (upload-spool.ts). */
     spool,
 
