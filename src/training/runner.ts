@@ -9,6 +9,7 @@ import { STAT_STATUS, type ClosedStatStatus } from '../domain/model-records/stat
 import type { RunStat } from '../domain/model-records/stats.service.js';
 import type { EventLog } from '../domain/ports.js';
 import { TRAINING_STATUS } from '../domain/trainings/training-status.js';
+import { isProcessAlive } from '../workers-support.js';
 import type { TrainingPool } from './pool.js';
 import type { TrainingLimits, TrainingSetReport, TrainingSpool } from './training-set.js';
 import { isTrainingError, type ForecastInterval, type TrainedModel, type TrainingParams, type TrainingResult } from './types.js';
@@ -281,17 +282,8 @@ async function prepareSpoolDir(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
   for (const name of await readdir(dir)) {
     const pid = Number(/^job-\d+-(\d+)-/.exec(name)?.[1]);
-    if (!Number.isInteger(pid) || pid === process.pid || isAlive(pid)) continue;
+    if (!Number.isInteger(pid) || pid === process.pid || isProcessAlive(pid)) continue;
     await rm(join(dir, name), { force: true }).catch(() => undefined);
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

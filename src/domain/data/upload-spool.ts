@@ -5,6 +5,7 @@ import { mkdir, readdir, stat, statfs, unlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { isProcessAlive } from '../../workers-support.js';
 import { Errors } from '../errors.js';
 import { openCsv, sizeText, uploadBudget, type CsvDelimiter, type CsvLimits } from './csv-ingest.js';
 
@@ -46,15 +47,6 @@ export interface SpooledFile {
 const SPOOL_NAME = /^(.+)\.(\d+)\.[0-9a-f]+\.copy$/;
 /** Another host's file (a shared volume) is stale when untouched this long; no upload lives that long. */
 const FOREIGN_STALE_MS = 24 * 60 * 60 * 1000;
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 export function createUploadSpool(limits: SpoolLimits, options: { maxUploadBytes: number; csv: CsvLimits }) {
   const host = os.hostname().replace(/[^A-Za-z0-9-]/g, '_') || 'host';
@@ -209,7 +201,7 @@ export function createUploadSpool(limits: SpoolLimits, options: { maxUploadBytes
         if (!match) continue;
         const file = path.join(limits.spoolDir, name);
         const pid = Number(match[2]);
-        let stale = match[1] === host && (pid === process.pid || !alive(pid));
+        let stale = match[1] === host && (pid === process.pid || !isProcessAlive(pid));
         if (!stale && match[1] !== host) stale = Date.now() - (await stat(file).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs > FOREIGN_STALE_MS;
         if (stale && (await unlink(file).then(() => true).catch(() => false))) removed++;
       }
