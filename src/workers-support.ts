@@ -18,13 +18,3 @@ export function resolveWorkerFile(base: string, name: string): { filename: strin
   const hasTsx = inherited.some((arg) => arg.includes('tsx'));
   return { filename: fileURLToPath(ts), execArgv: hasTsx ? [...inherited] : [...inherited, '--import', tsx] };
 }
-
-/** Whether a process of this host still runs (EPERM: it does, under another user); for spool clean-ups. */
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunConsumption } from '../domain/consumptions/consumptions.service.js';
@@ -9,7 +8,7 @@ import { STAT_STATUS, type ClosedStatStatus } from '../domain/model-records/stat
 import type { RunStat } from '../domain/model-records/stats.service.js';
 import type { EventLog } from '../domain/ports.js';
 import { TRAINING_STATUS } from '../domain/trainings/training-status.js';
-import { isProcessAlive } from '../workers-support.js';
+import { removeStaleSpoolFiles, spoolFileName } from '../spool-files.js';
 import type { TrainingPool } from './pool.js';
 import type { TrainingLimits, TrainingSetReport, TrainingSpool } from './training-set.js';
 import { isTrainingError, type ForecastInterval, type TrainedModel, type TrainingParams, type TrainingResult } from './types.js';
@@ -106,7 +105,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     let advance = 0;
     let lastWrite = 0;
     let statId: number | undefined;
-    const spoolPath = join(spoolDir, `job-${job.id}-${process.pid}-${randomBytes(4).toString('hex')}.tsv`);
+    const spoolPath = join(spoolDir, spoolFileName(`job-${job.id}.tsv`));
     const beat = setInterval(() => {
       deps.queue.heartbeat(job.id, workerId).then(
         (owned) => {
@@ -274,17 +273,10 @@ function describeSet(set: TrainingSetReport): string {
   return `training set: ${set.rows} rows uploaded, ${cut} and ${set.forecast} to forecast; memory estimate ${set.estimateMb} MB of ${set.budgetMb} MB`;
 }
 
-/**
- * Creates the spool directory and removes files a dead process left there (named job-<id>-<pid>-...):
- * several processes may share it, so only files of processes no longer alive go.
- */
+/** Creates the spool directory and removes training sets dead processes left there (spool-files.ts). */
 async function prepareSpoolDir(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
-  for (const name of await readdir(dir)) {
-    const pid = Number(/^job-\d+-(\d+)-/.exec(name)?.[1]);
-    if (!Number.isInteger(pid) || pid === process.pid || isProcessAlive(pid)) continue;
-    await rm(join(dir, name), { force: true }).catch(() => undefined);
-  }
+  await removeStaleSpoolFiles(dir, /job-\d+\.tsv/);
 }
 
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;

@@ -1,11 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, readdir, stat, statfs, unlink } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, statfs, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { isProcessAlive } from '../../workers-support.js';
+import { removeStaleSpoolFiles, spoolFileName } from '../../spool-files.js';
 import { Errors } from '../errors.js';
 import { openCsv, sizeText, uploadBudget, type CsvDelimiter, type CsvLimits } from './csv-ingest.js';
 
@@ -43,13 +41,7 @@ export interface SpooledFile {
   bytes: number;
 }
 
-/** Spool files are `<host>.<pid>.<random>.copy`: a start removes those of dead processes of its host. */
-const SPOOL_NAME = /^(.+)\.(\d+)\.[0-9a-f]+\.copy$/;
-/** Another host's file (a shared volume) is stale when untouched this long; no upload lives that long. */
-const FOREIGN_STALE_MS = 24 * 60 * 60 * 1000;
-
 export function createUploadSpool(limits: SpoolLimits, options: { maxUploadBytes: number; csv: CsvLimits }) {
-  const host = os.hostname().replace(/[^A-Za-z0-9-]/g, '_') || 'host';
   let total = 0;
   let anonymous = 0;
   const perUser = new Map<number, number>();
@@ -129,7 +121,7 @@ export function createUploadSpool(limits: SpoolLimits, options: { maxUploadBytes
         const tooLarge = () => Errors.uploadTooLarge(`'${file.label}' exceeds the maximum upload size of ${Math.round(options.maxUploadBytes / 1024 / 1024)} MB`);
         const spooled: SpooledFile = {
           label: file.label,
-          path: path.join(limits.spoolDir, `${host}.${process.pid}.${randomBytes(8).toString('hex')}.copy`),
+          path: path.join(limits.spoolDir, spoolFileName('copy')),
           header: [],
           delimiter: ',',
           rows: 0,
@@ -188,25 +180,7 @@ export function createUploadSpool(limits: SpoolLimits, options: { maxUploadBytes
      * At start: removes spool files left by processes that are gone (this host's dead pids, and this pid
      * itself, a restarted container's), and other hosts' files untouched for a day. Answers how many.
      */
-    async removeStale(): Promise<number> {
-      let names: string[];
-      try {
-        names = await readdir(limits.spoolDir);
-      } catch {
-        return 0;
-      }
-      let removed = 0;
-      for (const name of names) {
-        const match = SPOOL_NAME.exec(name);
-        if (!match) continue;
-        const file = path.join(limits.spoolDir, name);
-        const pid = Number(match[2]);
-        let stale = match[1] === host && (pid === process.pid || !isProcessAlive(pid));
-        if (!stale && match[1] !== host) stale = Date.now() - (await stat(file).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs > FOREIGN_STALE_MS;
-        if (stale && (await unlink(file).then(() => true).catch(() => false))) removed++;
-      }
-      return removed;
-    },
+    removeStale: (): Promise<number> => removeStaleSpoolFiles(limits.spoolDir, /copy/),
   };
 }
 
