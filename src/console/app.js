@@ -29,12 +29,16 @@
 
   class ApiError extends Error {}
 
+  /** An envelope's `data`, or its message thrown. */
+  function dataOf(envelope) {
+    if (Number(envelope.status) !== 0) throw new ApiError(String(envelope.data));
+    return envelope.data;
+  }
+
   /** Reads a reply as the envelope; answers `data` or throws its message. */
   async function envelopeOf(res, what) {
     if (!res.ok) throw new Error(`${what}: HTTP ${res.status}`);
-    const envelope = await res.json();
-    if (Number(envelope.status) !== 0) throw new ApiError(String(envelope.data));
-    return envelope.data;
+    return dataOf(await res.json());
   }
 
   /** One call: GET and DELETE carry their fields in the query, the others as an urlencoded body. */
@@ -67,18 +71,22 @@
     return td;
   }
 
+  function headerRow(head, headers) {
+    const tr = head.insertRow();
+    for (const h of headers) {
+      const th = document.createElement('th');
+      th.scope = 'col';
+      th.textContent = h;
+      tr.appendChild(th);
+    }
+  }
+
   function table(caption, headers, rows) {
     const t = document.createElement('table');
     const c = document.createElement('caption');
     c.textContent = caption;
     t.appendChild(c);
-    const head = t.createTHead().insertRow();
-    for (const h of headers) {
-      const th = document.createElement('th');
-      th.scope = 'col';
-      th.textContent = h;
-      head.appendChild(th);
-    }
+    headerRow(t.createTHead(), headers);
     const body = t.createTBody();
     for (const r of rows) {
       const tr = body.insertRow();
@@ -224,8 +232,11 @@
           envelope = null;
         }
         if (xhr.status < 200 || xhr.status > 299 || !envelope) return reject(new Error(`POST data: HTTP ${xhr.status}`));
-        if (Number(envelope.status) !== 0) return reject(new ApiError(String(envelope.data)));
-        resolve(envelope.data);
+        try {
+          resolve(dataOf(envelope));
+        } catch (error) {
+          reject(error);
+        }
       };
       xhr.onerror = () => reject(new Error('the upload was interrupted'));
       xhr.send(form);
@@ -398,13 +409,7 @@
       const body = $('forecast').tBodies[0];
       head.replaceChildren();
       body.replaceChildren();
-      const hr = head.insertRow();
-      for (const c of columns) {
-        const th = document.createElement('th');
-        th.scope = 'col';
-        th.textContent = c;
-        hr.appendChild(th);
-      }
+      headerRow(head, columns);
       for (const row of rows.slice(0, 24)) {
         const tr = body.insertRow();
         for (const c of columns) cell(tr, row[c]);
