@@ -8,7 +8,9 @@
  * interval score of Gneiting and Raftery (2007), the M4 competition's measure of an interval: its width
  * plus 2/alpha times the distance by which the truth falls outside; lower is better, and only a width near
  * the right quantile minimises it. Compare two revisions by the geometric mean of their scores' ratios
- * (the scores are written to bench/.out/intervals.json).
+ * (the scores are written to bench/.out/intervals.json), and by M4's own aggregate: the mean over series of
+ * the mean scaled interval score (MSIS: the score over the in-sample MAE of the seasonal naive, lag 1 for
+ * series without a season), where a band far off its truth weighs by how far, not only by a ratio.
  *
  *   npm run bench intervals                   or   npx tsx bench/forecast/intervals.ts
  *   BENCH_CORPUS_ONLY=regex                   only the series whose id matches
@@ -42,6 +44,17 @@ interface IntervalResult {
   cover95: number;
   score80: number;
   score95: number;
+  /** MSIS's scale: the mean absolute seasonal difference of the known values. */
+  scale: number;
+}
+
+function msisScale(set: ForecastSet): number {
+  const hidden = new Set(set.hidden);
+  const known = set.y.filter((_, i) => !hidden.has(i)).map(Number);
+  const lag = known.length > (set.time?.season ?? 1) ? (set.time?.season ?? 1) : 1;
+  const diffs = known.slice(lag).map((v, i) => Math.abs(v - (known[i] as number)));
+  const scale = diffs.reduce((a, b) => a + b, 0) / Math.max(1, diffs.length);
+  return scale > 0 ? scale : 1;
 }
 
 const intervalScore = (lo: number, hi: number, y: number, alpha: number) =>
@@ -49,7 +62,7 @@ const intervalScore = (lo: number, hi: number, y: number, alpha: number) =>
 
 function measure(set: ForecastSet, group: IntervalResult['group']): IntervalResult {
   const result = trainModel(inputOf(set));
-  const out = { id: set.id, group, rows: 0, horizon: result.selection?.horizon ?? 0, cover80: 0, cover95: 0, score80: 0, score95: 0 };
+  const out = { id: set.id, group, rows: 0, horizon: result.selection?.horizon ?? 0, cover80: 0, cover95: 0, score80: 0, score95: 0, scale: msisScale(set) };
   result.forecasts.forEach((f, i) => {
     const interval = f.intervals?.[set.target];
     if (!interval) return;
@@ -87,8 +100,8 @@ export async function benchIntervals() {
   const before = beforeFile && existsSync(beforeFile) ? new Map((JSON.parse(readFileSync(beforeFile, 'utf8')) as IntervalResult[]).map((r) => [r.id, r])) : null;
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const lines = [
-    `| series | count | rows | 80% covers: pooled | mean per series | 95% covers: pooled | mean per series${before ? ' | interval score 80% / before (geometric mean, better, worse) | 95% / before' : ''} |`,
-    `|---|---:|---:|---:|---:|---:|---:${before ? '|---:|---:' : ''}|`,
+    `| series | count | rows | 80% covers: pooled | mean per series | 95% covers: pooled | mean per series | MSIS 80% | MSIS 95%${before ? ' | interval score 80% / before (geometric mean, better, worse) | 95% / before | MSIS 80% / before | MSIS 95% / before' : ''} |`,
+    `|---|---:|---:|---:|---:|---:|---:|---:|---:${before ? '|---:|---:|---:|---:' : ''}|`,
   ];
   for (const group of ['corpus', 'benchmark', 'long horizon', 'all'] as const) {
     const rs = results.filter((r) => group === 'all' || r.group === group);
@@ -99,8 +112,11 @@ export async function benchIntervals() {
       const ratios = rs.filter((r) => before?.has(r.id)).map((r) => r[key] / Math.max((before?.get(r.id) as IntervalResult)[key], 1e-12));
       return `${geometricMean(ratios).toFixed(3)} (${ratios.filter((x) => x < 0.999).length}, ${ratios.filter((x) => x > 1.001).length})`;
     };
+    const msis = (key: 'score80' | 'score95', of: IntervalResult[]) => mean(of.map((r) => r[key] / r.scale));
+    const old = rs.map((r) => before?.get(r.id)).filter((r): r is IntervalResult => r !== undefined && r.scale !== undefined);
+    const msisVersus = (key: 'score80' | 'score95') => (old.length === rs.length ? (msis(key, rs) / msis(key, old)).toFixed(3) : '-');
     lines.push(
-      `| ${group} | ${rs.length} | ${rows} | ${pooled('cover80').toFixed(3)} | ${mean(rs.map((r) => r.cover80)).toFixed(3)} | ${pooled('cover95').toFixed(3)} | ${mean(rs.map((r) => r.cover95)).toFixed(3)}${before ? ` | ${versus('score80')} | ${versus('score95')}` : ''} |`,
+      `| ${group} | ${rs.length} | ${rows} | ${pooled('cover80').toFixed(3)} | ${mean(rs.map((r) => r.cover80)).toFixed(3)} | ${pooled('cover95').toFixed(3)} | ${mean(rs.map((r) => r.cover95)).toFixed(3)} | ${msis('score80', rs).toFixed(3)} | ${msis('score95', rs).toFixed(3)}${before ? ` | ${versus('score80')} | ${versus('score95')} | ${msisVersus('score80')} | ${msisVersus('score95')}` : ''} |`,
     );
   }
   console.log(`\nnominal: 0.800 and 0.950\n${lines.join('\n')}`);
@@ -110,7 +126,7 @@ export async function benchIntervals() {
 /** Median of 5 timings of the widths of 3 windows x 20,000 steps, and of one sort of those 60,000 errors. */
 function widthsCost() {
   const random = mulberry32(1);
-  const errors = Array.from({ length: 20000 }, () => [random() - 0.5, random() - 0.5, random() - 0.5]);
+  const errors = Array.from({ length: 20000 }, () => ({ errors: [random() - 0.5, random() - 0.5, random() - 0.5], windows: [0, 1, 2] }));
   const median = (fn: () => unknown) =>
     medianOf(
       Array.from({ length: 5 }, () => {
@@ -120,7 +136,7 @@ function widthsCost() {
       }),
     );
   const widths = median(() => intervalWidths(errors));
-  const sort = median(() => errors.flat().map(Math.abs).sort((a, b) => a - b));
+  const sort = median(() => errors.flatMap((e) => e.errors).map(Math.abs).sort((a, b) => a - b));
   console.log(`\nwidths of a 20,000-step horizon: ${widths.toFixed(1)} ms, ${(widths / sort).toFixed(1)} x one sort of its 60,000 errors (${sort.toFixed(1)} ms)`);
 }
 

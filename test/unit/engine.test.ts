@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { explainSelection } from '../../src/domain/jobs/explanation.js';
 import { trainModel } from '../../src/training/engine.js';
-import { intervalWidths } from '../../src/training/intervals.js';
+import { intervalWidths, smallPoolWidths, type StepErrors } from '../../src/training/intervals.js';
 import { familiesFor } from '../../src/training/models/candidates.js';
 import { selectArOrder } from '../../src/training/models/linear.js';
 import { NAIVE_NAMES } from '../../src/training/models/naive.js';
 import { predict, predictWithIntervals } from '../../src/training/predict.js';
 import { mulberry32 } from '../../src/training/prng.js';
 import type { ColumnSpec, TrainingProgress, TrainingResult } from '../../src/training/types.js';
+
+/** Errors by horizon step as backtest windows give them: the j-th error of a step from window j. */
+const table = (errorsByStep: number[][]): StepErrors[] => errorsByStep.map((errors) => ({ errors, windows: errors.map((_, j) => j) }));
 
 const monthly = (i: number) => {
   const year = 2000 + Math.floor(i / 12);
@@ -215,13 +218,52 @@ describe('forecasting engine: intervals that hold what they say on series of kno
     expect(c.p95).toBeLessThanOrEqual(0.99);
   };
 
-  // Issue 23's targets: 80% in [0.75, 0.85], 95% in [0.90, 0.99]. Known gap, pinned: the short series fail
-  // them (0.73 and 0.73: one backtest window of 12 errors, both widths are the largest of 5 pooled errors,
-  // and the winner was chosen for its low backtest error); this fails the day they are met (then drop
-  // `.fails`). The long horizon met them once its widths were an isotonic fit (0.89 / 0.97 before, session 9).
-  it.fails('short series (4 years of months, the last 12 hidden): within the targets (not yet)', () => {
-    withinTargets(coverage(12, 48, 12, 100));
+  // Issue 23's targets: 80% in [0.75, 0.85], 95% in [0.90, 0.99]. The short series (one backtest window)
+  // held 0.73 and 0.73 while both widths were the largest of 5 pooled errors; with the Student-t width of
+  // small pools they hold 0.94 and 0.996 of 40 i.i.d. series (session 10): the 95% is near its level, the
+  // 80% too wide on noise this calm (real series need it: the corpus mean went 0.68 -> 0.75). Pinned: this
+  // fails the day both are met (then drop `.fails`). The long horizon met them once its widths were an
+  // isotonic fit (0.89 / 0.97 before, session 9).
+  const short = () => coverage(40, 48, 12, 100);
+  it.fails('short series (4 years of months, the last 12 hidden): within the targets (not yet: the 80% band is too wide)', () => {
+    withinTargets(short());
   }, 120_000);
+
+  it('short series: the 95% band holds at least 90% of the hidden rows and the 80% at least 75%', () => {
+    const c = short();
+    expect(c.p95).toBeGreaterThanOrEqual(0.9);
+    expect(c.p80).toBeGreaterThanOrEqual(0.75);
+  }, 120_000);
+
+  it('windows whose errors share a bias: a new window is covered near the nominal levels', () => {
+    // Three windows of 12 steps, each error a window-wide bias N(0, 1) plus noise N(0, 0.5): 15 pooled
+    // errors are 3 independent draws of the bias, and their largest (the conformal 95%) is too narrow for a
+    // new window's errors (0.90 at 95%). With the Student-t on the effective number of errors: 0.91 and 0.99.
+    const random = mulberry32(11);
+    const gauss = () => {
+      let sum = 0;
+      for (let i = 0; i < 12; i++) sum += random();
+      return sum - 6;
+    };
+    const window = () => {
+      const bias = gauss();
+      return Array.from({ length: 12 }, () => bias + 0.5 * gauss());
+    };
+    let in80 = 0;
+    let in95 = 0;
+    const trials = 2000;
+    for (let t = 0; t < trials; t++) {
+      const windows = [window(), window(), window()];
+      const widths = intervalWidths(table(Array.from({ length: 12 }, (_, h) => windows.map((w) => w[h] as number))));
+      const fresh = Math.abs(window()[5] as number);
+      if (fresh <= (widths.q80[5] as number)) in80++;
+      if (fresh <= (widths.q95[5] as number)) in95++;
+    }
+    expect(in95 / trials).toBeGreaterThanOrEqual(0.93);
+    expect(in95 / trials).toBeLessThanOrEqual(0.99);
+    expect(in80 / trials).toBeGreaterThanOrEqual(0.8);
+    expect(in80 / trials).toBeLessThanOrEqual(0.95);
+  });
 
   it('long horizon (50 years of months, the last 200 hidden): within the targets', () => {
     withinTargets(coverage(2, 600, 200, 200));
@@ -293,7 +335,7 @@ describe('forecasting engine: reproducible, explained, with intervals', () => {
     // 80% and 95% half-widths are 0.8 and 0.95 however far ahead.
     const random = mulberry32(7);
     const draw = () => 2 * random() - 1;
-    const widths = intervalWidths(Array.from({ length: 300 }, () => [draw(), draw(), draw()]));
+    const widths = intervalWidths(table(Array.from({ length: 300 }, () => [draw(), draw(), draw()])));
     const fresh = Array.from({ length: 20000 }, draw);
     const coverage = (w: number) => fresh.filter((e) => Math.abs(e) <= w).length / fresh.length;
     for (const step of [1, 150, 300]) {
@@ -323,6 +365,7 @@ describe('forecasting engine: reproducible, explained, with intervals', () => {
         return best;
       });
     const anew = (errorsByStep: number[][]) => {
+      const byStep = table(errorsByStep);
       const radius = Math.max(2, Math.round(errorsByStep.length * 0.05));
       const quantile = (errors: number[], q: number) => {
         const sorted = errors.map(Math.abs).sort((a, b) => a - b);
@@ -333,19 +376,22 @@ describe('forecasting engine: reproducible, explained, with intervals', () => {
       const long = radius > 2;
       errorsByStep.forEach((_, h) => {
         const pool = errorsByStep.slice(Math.max(0, h - radius), h + radius + 1).flat();
-        q80.push(long ? quantile(pool, 0.8) : Math.max(quantile(pool, 0.8), q80.at(-1) ?? 0));
-        q95.push(long ? quantile(pool, 0.95) : Math.max(quantile(pool, 0.95), q95.at(-1) ?? 0, q80.at(-1) as number));
+        // Pools under 19 errors also take the Student-t width (its own test below); the slide is what is checked here.
+        const small = pool.length < 19 ? smallPoolWidths(byStep, h - radius, h + radius) : { w80: 0, w95: 0 };
+        const [w80, w95] = [Math.max(quantile(pool, 0.8), small.w80), Math.max(quantile(pool, 0.95), small.w95)];
+        q80.push(long ? w80 : Math.max(w80, q80.at(-1) ?? 0));
+        q95.push(long ? w95 : Math.max(w95, q95.at(-1) ?? 0, q80.at(-1) as number));
       });
       if (!long) return { q80, q95 };
       const i80 = isotonic(q80);
       return { q80: i80, q95: isotonic(q95).map((w, h) => Math.max(w, i80[h] as number)) };
     };
     const random = mulberry32(3);
-    for (let table = 0; table < 200; table++) {
+    for (let k = 0; k < 200; k++) {
       const steps = 1 + Math.floor(random() * 300);
       // Repeated values, zeros and steps without errors, as short windows and exact fits give.
       const errors = Array.from({ length: steps }, () => Array.from({ length: Math.floor(random() * 4) }, () => Math.round((random() - 0.5) * 10)));
-      const [got, want] = [intervalWidths(errors), anew(errors)];
+      const [got, want] = [intervalWidths(table(errors)), anew(errors)];
       for (const key of ['q80', 'q95'] as const) {
         expect(got[key]).toHaveLength(want[key].length);
         got[key].forEach((w, h) => expect(w).toBeCloseTo(want[key][h] as number, 9));
