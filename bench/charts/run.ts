@@ -64,8 +64,13 @@ export async function benchCharts() {
   const jobs = { get: async () => ({ id: 1, status: 3, selection }) } as unknown as Pick<JobsService, 'get'>;
   const data = {
     columns: async () => columns,
-    rows: async (_caller: Caller, q: { output: 0 | 1 }) => (q.output ? output : input),
-  } as unknown as Pick<DataService, 'columns' | 'rows'>;
+    // Only the output is read whole (with its row count); the input comes as the tail the chart asks for.
+    rows: async (_caller: Caller, q: { progress: 0 | 1 }) => (q.progress ? [{ count: String(output.length) }] : output),
+    knownTail: async (_caller: Caller, q: { last: number }) => {
+      const rows = input.slice(-q.last);
+      return { known: input.length, rows, positions: rows.map((_, i) => input.length - rows.length + i + 1) };
+    },
+  } as unknown as Pick<DataService, 'columns' | 'rows' | 'knownTail'>;
   const charts = createChartsService({ jobs, data });
   const inThread = createChartsService({ jobs, data, renderer: inThreadRenderer });
   const caller = { userId: 1, role: 'consumer' } as Caller;

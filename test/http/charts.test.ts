@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { Ajv } from 'ajv';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { compile, type TopLevelSpec } from 'vega-lite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTrainingRunner } from '../../src/training/wiring.js';
 import { CURRENT, OLDER, createTestContext, form, multipart, type TestContext, type TestUser } from '../support/helper.js';
 
@@ -345,6 +345,74 @@ describe('outputs written beside the engine (two forecast columns; no date colum
     }
     for (const r of replies.filter((r) => !refused.includes(r))) expect(pngSize(r.rawPayload)).toEqual({ width: 4000, height: 3000 });
   }, 120_000);
+
+  describe('a long input (more known rows than a chart draws): only the drawn rows are read', () => {
+    // 100,250 rows by row number: every 1000th row and one near the end have no value, the last 10 are the forecast's.
+    const ROWS = 100_250;
+    const CAP = 100_000;
+    const blank = (i: number) => i % 1000 === 999 || i === ROWS - 30 || i >= ROWS - 10;
+    const knownPositions = Array.from({ length: ROWS }, (_, i) => i).filter((i) => !blank(i)).map((i) => i + 1);
+    let long: number;
+    let wideOutput: number;
+    beforeAll(async () => {
+      const lines = Array.from({ length: ROWS }, (_, i) => `${i % 7},${blank(i) ? '' : String(i % 500)}`);
+      const forecast = Array.from({ length: 10 }, (_, k) => ({ x: String(k % 7), y: String(400 + k) }));
+      long = await storedForecast(`x,y\n${lines.join('\n')}\n`, { y: 'output' }, forecast, ['x', 'y']);
+      // A tabular job may predict far more rows than a chart reads.
+      const predicted = Array.from({ length: 10_005 }, (_, k) => ({ x: String(k % 7), y: String(k % 90) }));
+      wideOutput = await storedForecast(`x,y\n${Array.from({ length: 30 }, (_, i) => `${i % 7},${i}`).join('\n')}\n`, { y: 'output' }, predicted, ['x', 'y']);
+    }, 120_000);
+
+    it('history=50 draws exactly the last 50 known rows, numbered by their rows in the input, and the forecast after the last known row', async () => {
+      const spec = await vegaSpec(owner, `job_id=${long}&history=50`);
+      expect((spec.datasets.history as { x: number }[]).map((p) => p.x)).toEqual(knownPositions.slice(-50));
+      // The blank row numbered ROWS - 29 is skipped, not renumbered: its neighbours keep their numbers.
+      expect(knownPositions.slice(-50)).toEqual(expect.arrayContaining([ROWS - 30, ROWS - 28]));
+      expect(knownPositions.slice(-50)).not.toContain(ROWS - 29);
+      expect((spec.datasets.forecast as { x: number; bridge?: boolean }[]).filter((p) => !p.bridge).map((p) => p.x)).toEqual(
+        Array.from({ length: 10 }, (_, k) => ROWS - 9 + k),
+      );
+      expect(spec.title.subtitle[1]).toBe(`last 50 of ${knownPositions.length} known rows, 10 forecast rows, 80% and 95% intervals; by row number (no readable dates)`);
+    });
+
+    it('history=0 (all) and a history above the cap are cut at 100,000 known rows, and the subtitle says so', async () => {
+      expect(knownPositions.length).toBeGreaterThan(CAP);
+      for (const history of [0, 200_000]) {
+        const spec = await vegaSpec(owner, `job_id=${long}&history=${history}`);
+        const drawn = (spec.datasets.history as { x: number }[]).map((p) => p.x);
+        expect(drawn).toHaveLength(CAP);
+        expect(drawn[0]).toBe(knownPositions.at(-CAP));
+        expect(drawn.at(-1)).toBe(ROWS - 10);
+        expect(spec.title.subtitle[1]).toMatch(new RegExp(`^last ${CAP} of ${knownPositions.length} known rows \\(at most ${CAP} drawn\\), 10 forecast rows`));
+      }
+    }, 60_000);
+
+    it('the chart takes from the data service only the rows it draws, not the whole input', async () => {
+      const data = ctx.services.data;
+      const spies = (['rows', 'knownTail'] as const).filter((name) => name in data).map((name) => vi.spyOn(data, name));
+      try {
+        const spec = await vegaSpec(owner, `job_id=${long}&history=50`);
+        expect(spec.datasets.history).toHaveLength(50);
+        let received = 0;
+        for (const spy of spies) {
+          for (const result of spy.mock.results) {
+            const value = (await result.value) as unknown[] | { rows: unknown[] };
+            received += Array.isArray(value) ? value.length : value.rows.length;
+          }
+        }
+        // 50 known rows, the 10 forecast rows and the output's row count, of 100,260 stored.
+        expect(received).toBeLessThanOrEqual(61);
+      } finally {
+        for (const spy of spies) spy.mockRestore();
+      }
+    });
+
+    it('an output of more than 10,000 rows is read up to its first 10,000, and the subtitle says so', async () => {
+      const spec = await vegaSpec(owner, `job_id=${wideOutput}`);
+      expect((spec.datasets.forecast as { bridge?: boolean }[]).filter((p) => !p.bridge)).toHaveLength(10_000);
+      expect(spec.title.subtitle[1]).toBe('30 known rows, 10000 forecast rows (from the first 10000 of 10005 output rows), 80% and 95% intervals; by row number (no readable dates)');
+    }, 60_000);
+  });
 });
 
 describe('who sees a chart, and errors', () => {

@@ -74,7 +74,7 @@ const numberOf = (text: string): number | undefined => (NUMBER.test(text) ? Numb
 
 /**
  * A timestamp per row from the job's date columns: a whole-date column (format detected as the engine
- * does), or date parts including the year. Null when any row has no readable date: the panel then
+ * does, on the rows given: the drawn known rows and the forecast rows), or date parts including the year. Null when any row has no readable date: the panel then
  * counts rows instead, since a partial or invented calendar (parts without a year) would mislead.
  */
 export function timeAxis(columns: ColumnInfo[], input: Row[], output: Row[]): { input: number[]; output: number[] } | null {
@@ -107,24 +107,33 @@ export function timeAxis(columns: ColumnInfo[], input: Row[], output: Row[]): { 
 }
 
 /**
- * A numeric output column over time: the last `history` known rows (0: all) and every forecast row
- * with its 80%/95% bounds when stored. On row numbers, forecast rows follow the last known row.
+ * The last known rows of one output column, as the data layer cuts them (DataService.knownTail): in
+ * upload order, each with its row number among all input rows, and how many rows are known in all.
  */
-export function seriesPanel(column: string, input: Row[], output: Row[], latest: number, axis: ReturnType<typeof timeAxis>): SeriesPanel {
-  const known: { index: number; value: number }[] = [];
-  input.forEach((row, index) => {
+export interface KnownRows {
+  rows: Row[];
+  positions: number[];
+  known: number;
+}
+
+/**
+ * A numeric output column over time: the known rows read (the last `history` ones) and every forecast
+ * row read with its 80%/95% bounds when stored. On row numbers, x is the row's number in the input and
+ * forecast rows follow the last known row.
+ */
+export function seriesPanel(column: string, tail: KnownRows, output: Row[], axis: ReturnType<typeof timeAxis>): SeriesPanel {
+  const history: HistoryPoint[] = [];
+  tail.rows.forEach((row, i) => {
     const value = numberOf(cell(row, column));
-    if (value !== undefined) known.push({ index, value });
+    if (value !== undefined) history.push({ x: axis ? axis.input[i]! : tail.positions[i]!, value });
   });
-  const shown = latest > 0 ? known.slice(-latest) : known;
-  const lastKnownRow = known.at(-1)?.index ?? -1;
-  const history: HistoryPoint[] = shown.map(({ index, value }) => ({ x: axis ? axis.input[index]! : index + 1, value }));
+  const lastKnownRow = tail.positions.at(-1) ?? 0;
   let withIntervals = false;
   const forecast: ForecastPoint[] = [];
   output.forEach((row, k) => {
     const value = numberOf(cell(row, column));
     if (value === undefined) return;
-    const point: ForecastPoint = { x: axis ? axis.output[k]! : lastKnownRow + 2 + k, value };
+    const point: ForecastPoint = { x: axis ? axis.output[k]! : lastKnownRow + 1 + k, value };
     const bounds = (['lo80', 'hi80', 'lo95', 'hi95'] as const).map((bound) => numberOf(cell(row, `${column}_${bound}`)));
     if (bounds.every((b) => b !== undefined)) {
       [point.lo80, point.hi80, point.lo95, point.hi95] = bounds;
@@ -140,13 +149,12 @@ export function seriesPanel(column: string, input: Row[], output: Row[], latest:
     forecast.unshift({ ...last, bridge: true, ...(withIntervals ? { lo80: at, hi80: at, lo95: at, hi95: at } : {}) });
   }
   const boundary = last && first ? (last.x + first.x) / 2 : (last?.x ?? null);
-  return { kind: 'series', column, axis: axis ? 'time' : 'row', history, forecast, boundary, knownRows: known.length, shownRows: shown.length, forecastRows, withIntervals };
+  return { kind: 'series', column, axis: axis ? 'time' : 'row', history, forecast, boundary, knownRows: tail.known, shownRows: history.length, forecastRows, withIntervals };
 }
 
-/** A categorical output: how often each class occurs in the last `history` known rows and in the predicted rows. */
-export function classPanel(column: string, input: Row[], output: Row[], history: number): ClassPanel {
-  const knownValues = input.map((row) => cell(row, column)).filter((v) => v !== '');
-  const shown = history > 0 ? knownValues.slice(-history) : knownValues;
+/** A categorical output: how often each class occurs in the known rows read (the last `history` ones) and in the predicted rows. */
+export function classPanel(column: string, tail: KnownRows, output: Row[]): ClassPanel {
+  const shown = tail.rows.map((row) => cell(row, column)).filter((v) => v !== '');
   const predicted = output.map((row) => cell(row, column)).filter((v) => v !== '');
   const tally = (values: string[]) => values.reduce((m, v) => m.set(v, (m.get(v) ?? 0) + 1), new Map<string, number>());
   const known = tally(shown);
@@ -159,5 +167,5 @@ export function classPanel(column: string, input: Row[], output: Row[], history:
     { value, part: 'known', count: known.get(value) ?? 0 },
     { value, part: 'predicted', count: guessed.get(value) ?? 0 },
   ]);
-  return { kind: 'classes', column, counts, knownRows: knownValues.length, shownRows: shown.length, forecastRows: predicted.length, otherClasses: classes.length - drawn.length };
+  return { kind: 'classes', column, counts, knownRows: tail.known, shownRows: shown.length, forecastRows: predicted.length, otherClasses: classes.length - drawn.length };
 }

@@ -17,7 +17,7 @@ export interface ChartQuery {
   jobId: number;
   /** One output column; absent: every output column, one panel each. */
   column?: string;
-  /** The latest known rows drawn; 0: all. */
+  /** The latest known rows drawn; 0: all (both at most CHART_MAX_HISTORY_ROWS). */
   history: number;
   width: number;
   height: number;
@@ -30,7 +30,7 @@ export function chartAddress(publicUrl: string, jobId: number): string {
 
 export interface ChartsServiceDeps {
   jobs: Pick<JobsService, 'get'>;
-  data: Pick<DataService, 'columns' | 'rows'>;
+  data: Pick<DataService, 'columns' | 'rows' | 'knownTail'>;
   /** What draws SVG and PNG: by default a worker-thread pool (render-pool.ts) with these options. */
   renderer?: RenderPool | RenderPoolOptions;
 }
@@ -38,20 +38,40 @@ export interface ChartsServiceDeps {
 /** The largest image drawn (4000 x 4000): a PNG is rasterised whole in memory, 4 bytes a pixel. */
 export const MAX_PIXELS = 16_000_000;
 
+/**
+ * The most known rows one chart reads and draws, shared among its panels, whatever `history` asks (0,
+ * "all", included): a 3.4-million-row input must not come whole into the API for one picture (issue 22's
+ * rule); 100,000 points still draw on the render pool well within its time and memory budget.
+ */
+export const CHART_MAX_HISTORY_ROWS = 100_000;
+
+/** The most output rows a chart reads: the first ones (the nearest forecast steps); a tabular job may predict millions. */
+export const CHART_MAX_FORECAST_ROWS = 10_000;
+
+/** What the reading cut off, for the subtitle. */
+interface Cuts {
+  /** The share of CHART_MAX_HISTORY_ROWS each panel had, when it (not `history`) bounded the rows drawn. */
+  historyCap?: number;
+  /** How many output rows are stored, when only the first CHART_MAX_FORECAST_ROWS were read. */
+  outputRows?: number;
+}
+
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** "sales: sarima, backtest MAE 4.1 vs best naive seasonal-naive 9.3" from the job's selection report. */
-function titleOf(panel: PanelData, selection: SelectionReport | null, axisNote: string): PanelTitle {
+function titleOf(panel: PanelData, selection: SelectionReport | null, axisNote: string, cuts: Cuts): PanelTitle {
   const chosen: OutputSelection | undefined = selection?.outputs.find((o) => o.column === panel.column);
   // A description that already names the choice ("combination of sarima (0.55), linear (0.45)") stands alone.
   const model = !chosen ? 'neural network' : !chosen.description || chosen.description.startsWith(chosen.chosen) ? chosen.description || chosen.chosen : `${chosen.chosen} (${chosen.description})`;
   const error = chosen
     ? `backtest ${chosen.metric} ${score(chosen.metric, chosen.error)} vs best naive ${chosen.baseline.name} ${score(chosen.metric, chosen.baseline.error)}`
     : 'legacy single network: no backtest selection';
-  const history = panel.shownRows < panel.knownRows ? `last ${panel.shownRows} of ${plural(panel.knownRows, 'known row')}` : plural(panel.knownRows, 'known row');
+  const capped = cuts.historyCap !== undefined && panel.shownRows < panel.knownRows ? ` (at most ${cuts.historyCap} drawn)` : '';
+  const history = panel.shownRows < panel.knownRows ? `last ${panel.shownRows} of ${plural(panel.knownRows, 'known row')}${capped}` : plural(panel.knownRows, 'known row');
   const bands = panel.kind === 'series' && panel.withIntervals ? ', 80% and 95% intervals' : '';
   const other = panel.kind === 'classes' && panel.otherClasses > 0 ? `; ${plural(panel.otherClasses, 'rarer class')} not drawn` : '';
-  const forecast = plural(panel.forecastRows, panel.kind === 'classes' ? 'predicted row' : 'forecast row');
+  const cut = cuts.outputRows !== undefined ? ` (from the first ${CHART_MAX_FORECAST_ROWS} of ${cuts.outputRows} output rows)` : '';
+  const forecast = `${plural(panel.forecastRows, panel.kind === 'classes' ? 'predicted row' : 'forecast row')}${cut}`;
   return { text: `${panel.column}: ${model}`, subtitle: [error, `${history}, ${forecast}${bands}${axisNote}${other}`] };
 }
 
@@ -70,7 +90,8 @@ function forecastColumns(columns: ColumnInfo[], selection: SelectionReport | nul
 /**
  * Charts of a job's latest output (issue 24): per output column, its history, the forecast, the 80%/95%
  * bands and the boundary, titled with the winning model against the best naive baseline. Reads through
- * the data service, so only the job's owner or an administrator sees it, as with GET /data.
+ * the data service, so only the job's owner or an administrator sees it, as with GET /data; reads only
+ * the rows it draws (each panel's last known rows, the first output rows), never a whole long input.
  */
 export function createChartsService({ jobs, data, renderer }: ChartsServiceDeps) {
   const render: RenderPool = renderer && 'png' in renderer ? renderer : createRenderPool(renderer);
@@ -86,10 +107,13 @@ export function createChartsService({ jobs, data, renderer }: ChartsServiceDeps)
       throw error;
     }
     const inputColumns: ColumnInfo[] = await data.columns(caller, q.jobId, 0).catch(() => outputColumns);
-    const rowsOf = (output: 0 | 1) =>
-      data.rows(caller, { jobId: q.jobId, output, progress: 0, limit: 0, insight: 0, alter: 0, intervals: output }) as Promise<Row[]>;
-    const [input, output] = await Promise.all([rowsOf(0), rowsOf(1)]);
+    const outputQuery = { jobId: q.jobId, output: 1 as const, limit: 0, insight: 0, alter: 0, intervals: 1 as const };
+    const [output, [stored]] = (await Promise.all([
+      data.rows(caller, { ...outputQuery, progress: 0, cap: CHART_MAX_FORECAST_ROWS }),
+      data.rows(caller, { ...outputQuery, progress: 1 }),
+    ])) as [Row[], [{ count: string }]];
     if (output.length === 0) throw noForecast();
+    const outputRows = Number(stored.count);
 
     const selection = job.selection ?? null;
     const forecasted = forecastColumns(outputColumns, selection, output[0]!);
@@ -105,20 +129,34 @@ export function createChartsService({ jobs, data, renderer }: ChartsServiceDeps)
       throw Errors.invalidParameter('height', `${columns.length} panels of ${q.width} x ${q.height} exceed ${MAX_PIXELS / 1e6} million pixels; ask for one column or a smaller size`);
     }
 
+    // The panels share the chart's budget of known rows: the drawing costs by the points of all of them.
+    const share = Math.max(1, Math.floor(CHART_MAX_HISTORY_ROWS / columns.length));
+    const last = q.history > 0 && q.history <= share ? q.history : share;
+    const cuts: Cuts = {
+      ...(last === share && last !== q.history ? { historyCap: share } : {}),
+      ...(output.length === CHART_MAX_FORECAST_ROWS && outputRows > output.length ? { outputRows } : {}),
+    };
+    const dateColumns = inputColumns.filter((c) => c.role === 'date').map((c) => c.name);
     // k-fold selection means the engine found no time axis: tabular rows, drawn by row number.
     const tabular = selection?.scheme === 'k-fold';
-    const axis = tabular ? null : timeAxis(inputColumns, input, output);
     const size = { width: q.width, height: q.height };
-    return columns.map((column) => {
+    const specs: TopLevelSpec[] = [];
+    // One panel's rows at a time, so a chart of many columns holds one connection and one tail at once.
+    for (const column of columns) {
       const kind = selection?.outputs.find((o) => o.column === column.name)?.kind ?? (column.type === 'numeric' ? 'numeric' : 'categorical');
+      const tail = await data.knownTail(caller, { jobId: q.jobId, column: column.name, known: kind === 'categorical' ? 'text' : 'number', last, columns: dateColumns });
       if (kind === 'categorical') {
-        const panel = classPanel(column.name, input, output, q.history);
-        return classSpec(panel, titleOf(panel, selection, '; class counts'), size);
+        const panel = classPanel(column.name, tail, output);
+        specs.push(classSpec(panel, titleOf(panel, selection, '; class counts', cuts), size));
+        continue;
       }
-      const panel = seriesPanel(column.name, input, output, q.history, axis);
+      // The dates are read (and their format detected) on the rows drawn only.
+      const axis = tabular ? null : timeAxis(inputColumns, tail.rows, output);
+      const panel = seriesPanel(column.name, tail, output, axis);
       const note = tabular ? '; no time axis: known rows, then predicted rows, by row number' : panel.axis === 'row' ? '; by row number (no readable dates)' : '';
-      return seriesSpec(panel, titleOf(panel, selection, note), size, tabular ? 'points' : 'line');
-    });
+      specs.push(seriesSpec(panel, titleOf(panel, selection, note, cuts), size, tabular ? 'points' : 'line'));
+    }
+    return specs;
   }
 
   return {

@@ -390,6 +390,51 @@ export function createDataRepository(database: DatabaseHandle) {
     },
 
     /**
+     * The last `last` rows, in upload order, whose cell in `col` is known (reads as a number when
+     * `numeric`, else holds a non-blank character), as arrays of the cells of `cols` (at least one), each
+     * with its row number among all the dataset's rows (1-based; unknown rows count too), and how many
+     * rows are known in all. Cut and counted here, so a long dataset never leaves the database whole: a
+     * top-N of `ord`, the counts, and row numbers by a window over only the rows from the first kept one on.
+     */
+    async knownTail(
+      datasetId: number,
+      col: number,
+      numeric: boolean,
+      cols: number[],
+      last: number,
+    ): Promise<{ known: number; rows: { position: number; cells: (string | null)[] }[] }> {
+      const table = rowsTable(datasetId);
+      const known = numeric ? sql`${cellRef(col)} ~ ${sql.lit(NUMBER_PATTERN)}` : sql`${cellRef(col)} ~ '\\S'`;
+      const cells = cols.map((c) => cellRef(c));
+      const rows = await poolRunner.run<Record<string, string | number | null>>(
+        compile(sql`
+          with tail as (
+            select ord from ${table} where ${known} order by ord desc limit ${Math.max(1, Math.trunc(last))}
+          ), start as (
+            select min(ord) as ord from tail
+          ), counts as (
+            select count(*) filter (where ${known})::int as known_rows,
+              count(*) filter (where ord < (select ord from start))::int as rows_before
+            from ${table}
+          )
+          select counts.known_rows, (counts.rows_before + ranged.position)::int as row_position, ${sql.join(cells.map((c) => sql`ranged.${c}`))}
+          from counts left join (
+            select ord, ${known} as is_known, row_number() over (order by ord) as position, ${sql.join(cells)}
+            from ${table} where ord >= (select ord from start)
+          ) ranged on ranged.is_known
+          order by ranged.ord`),
+      );
+      const keys = cols.map((c) => `c${c}`);
+      // With no known row the left join still answers one row, with the count and no cells.
+      return {
+        known: Number(rows[0]?.known_rows ?? 0),
+        rows: rows
+          .filter((row) => row.row_position !== null)
+          .map((row) => ({ position: Number(row.row_position), cells: keys.map((key) => (row[key] ?? null) as string | null) })),
+      };
+    },
+
+    /**
      * Streams a dataset's rows (`ord`, then the given columns) in upload order, COPY text format, to
      * `out`, in bounded memory. Postgres: one COPY TO STDOUT with backpressure. PGlite (it runs on the
      * main thread and answers a COPY with one Blob): COPY TO '/dev/blob' page by page of the table's

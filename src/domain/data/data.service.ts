@@ -227,6 +227,26 @@ export function createDataService({ repository, maxUploadBytes, uploads, onQueue
     },
 
     /**
+     * For charts: the last `last` input rows whose `column` is known (a number, or any non-blank text),
+     * in upload order with their row numbers among all input rows (1-based), and how many rows are known
+     * in all. Rows carry `column` and the other `columns` named; only they leave the database, however
+     * long the input. No input, or no such column in it: nothing known.
+     */
+    async knownTail(
+      caller: Caller,
+      q: { jobId: number; column: string; known: 'number' | 'text'; last: number; columns: string[] },
+    ): Promise<{ known: number; rows: DataRow[]; positions: number[] }> {
+      await ownedJob(caller, q.jobId);
+      const dataset = await latest(q.jobId, 'input');
+      const columns = dataset ? shown(dataset.columns) : [];
+      const target = columns.find((c) => c.name === q.column);
+      if (!dataset || !target) return { known: 0, rows: [], positions: [] };
+      const read = columns.filter((c) => c === target || q.columns.includes(c.name));
+      const tail = await repository.knownTail(dataset.id, target.col, q.known === 'number', read.map((c) => c.col), q.last);
+      return { known: tail.known, rows: toObjects(read, tail.rows.map((r) => r.cells)), positions: tail.rows.map((r) => r.position) };
+    },
+
+    /**
      * PUT /data: `{column-name}` mappings on the input (output=0) or latest output (output=1), then
      * `period` moves the latest output's dates ahead into a new output record, whose id is answered.
      */
