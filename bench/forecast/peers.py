@@ -35,6 +35,10 @@ statsmodels (time series only):
                   (p,q) in {(0,1),(1,0),(1,1),(2,1)}; daily with covariates: regression with ARMA(1,1)
                   errors on the covariates plus 2 Fourier pairs of the yearly season (exogenous inputs
                   of the rows to forecast are known, as they are to the service).
+  aicc_choice, library_aicc_choice, holdout_choice
+                  univariate only: the forecast of whichever of ets, theta and sarima a chooser picks from
+                  the known rows (issue 23's anchor "chosen by their own AICc"); see choices(). Each carries
+                  "chose" (the pick) and "criteria" (every candidate's value).
 """
 import json
 import math
@@ -171,8 +175,9 @@ def statsmodels_models(s, train, test):
             out["holt_winters"] = {"pred": hw.forecast(h).tolist(), "seconds": time.time() - started}
         except Exception as e:
             out["holt_winters"] = {"error": repr(e)}
+    fits = {}
     if not covariates:
-        out.update(ets_theta(y, h, season))
+        out.update(ets_theta(y, h, season, fits))
     started = time.time()
     try:
         if covariates:
@@ -185,66 +190,199 @@ def statsmodels_models(s, train, test):
             X = (X - mu) / np.where(sd > 0, sd, 1)
             model = SARIMAX(y, exog=X[train], order=(1, 0, 1), trend="c").fit(disp=False, maxiter=200)
             pred = model.forecast(h, exog=X[test])
-        elif season > 1:
-            best = None
-            for p, q in ((0, 1), (1, 0), (1, 1)):
-                for P, Q in ((0, 1), (1, 1)):
-                    try:
-                        m = SARIMAX(y, order=(p, 1, q), seasonal_order=(P, 1, Q, season)).fit(disp=False, maxiter=200)
-                    except Exception:
-                        continue
-                    if best is None or m.aic < best.aic:
-                        best = m
-            pred = best.forecast(h)
         else:
-            best = None
-            for p, q in ((0, 1), (1, 0), (1, 1), (2, 1)):
-                try:
-                    m = SARIMAX(y, order=(p, 1, q), trend="t").fit(disp=False, maxiter=200)
-                except Exception:
-                    continue
-                if best is None or m.aic < best.aic:
-                    best = m
-            pred = best.forecast(h)
+            fits["sarima"] = sarima_fit(y, season)
+            pred = fits["sarima"].forecast(h)
         out["sarima"] = {"pred": np.asarray(pred).tolist(), "seconds": time.time() - started}
     except Exception as e:
         out["sarima"] = {"error": repr(e)}
+    if not covariates:
+        out.update(choices(y, h, season, fits))
     return out
 
 
-def ets_theta(y, h, season):
-    """statsmodels ETSModel chosen by AICc, ThetaModel, and their mean (issue 23)."""
+def sarima_fit(y, season):
+    """The lowest AIC of the grid in the module's docstring (every candidate has the same differencing, so
+    their AICs sum the same rows and compare)."""
+    from statsmodels.tsa.statespace.sarimax import SARIMAX
+
+    if season > 1:
+        grid = [((p, 1, q), (P, 1, Q, season), None) for p, q in ((0, 1), (1, 0), (1, 1)) for P, Q in ((0, 1), (1, 1))]
+    else:
+        grid = [((p, 1, q), (0, 0, 0, 0), "t") for p, q in ((0, 1), (1, 0), (1, 1), (2, 1))]
+    best = None
+    for order, seasonal_order, trend in grid:
+        try:
+            m = SARIMAX(y, order=order, seasonal_order=seasonal_order, trend=trend).fit(disp=False, maxiter=200)
+        except Exception:
+            continue
+        if best is None or m.aic < best.aic:
+            best = m
+    if best is None:
+        raise ValueError("no SARIMA order could be fitted")
+    return best
+
+
+def ets_fit(y, season):
+    """ETSModel, additive errors, the lowest AICc of the forms in the module's docstring."""
     from statsmodels.tsa.exponential_smoothing.ets import ETSModel
+
+    seasonal = season > 1 and len(y) >= 2 * season + 2
+    forms = [(t, d, s) for t, d in ((None, False), ("add", False), ("add", True)) for s in ((None, "add") if seasonal else (None,))]
+    best = None
+    for trend, damped, seas in forms:
+        try:
+            m = ETSModel(y, error="add", trend=trend, damped_trend=damped, seasonal=seas, seasonal_periods=season if seas else None).fit(
+                disp=False, maxiter=1000
+            )
+        except Exception:
+            continue
+        if np.isfinite(m.aicc) and (best is None or m.aicc < best.aicc):
+            best = m
+    if best is None:
+        raise ValueError("no ETS form could be fitted")
+    return best
+
+
+def theta_fit(y, season):
     from statsmodels.tsa.forecasting.theta import ThetaModel
 
+    # Meant as multiplicative deseasonalising for positive series, but statsmodels 0.13's
+    # _deseasonalize_data turns any method other than "auto" into "add": the peer deseasonalises additively.
+    method = "multiplicative" if np.all(y > 0) else "additive"
+    return ThetaModel(y, period=season if season > 1 else None, deseasonalize=season > 1 and len(y) >= 2 * season, method=method).fit()
+
+
+def ets_theta(y, h, season, fits):
+    """statsmodels ETSModel chosen by AICc, ThetaModel, and their mean (issue 23); the fitted models go to `fits`."""
     out = {}
-    started = time.time()
-    try:
-        seasonal = season > 1 and len(y) >= 2 * season + 2
-        forms = [(t, d, s) for t, d in ((None, False), ("add", False), ("add", True)) for s in ((None, "add") if seasonal else (None,))]
-        best = None
-        for trend, damped, seas in forms:
-            try:
-                m = ETSModel(y, error="add", trend=trend, damped_trend=damped, seasonal=seas, seasonal_periods=season if seas else None).fit(
-                    disp=False, maxiter=1000
-                )
-            except Exception:
-                continue
-            if np.isfinite(m.aicc) and (best is None or m.aicc < best.aicc):
-                best = m
-        out["ets"] = {"pred": np.asarray(best.forecast(h)).tolist(), "seconds": time.time() - started}
-    except Exception as e:
-        out["ets"] = {"error": repr(e)}
-    started = time.time()
-    try:
-        # Multiplicative deseasonalising needs positive values; statsmodels' own test decides whether to.
-        method = "multiplicative" if np.all(y > 0) else "additive"
-        theta = ThetaModel(y, period=season if season > 1 else None, deseasonalize=season > 1 and len(y) >= 2 * season, method=method).fit()
-        out["theta"] = {"pred": np.asarray(theta.forecast(h)).tolist(), "seconds": time.time() - started}
-    except Exception as e:
-        out["theta"] = {"error": repr(e)}
+    for name, fit in (("ets", ets_fit), ("theta", theta_fit)):
+        started = time.time()
+        try:
+            fits[name] = fit(y, season)
+            out[name] = {"pred": np.asarray(fits[name].forecast(h)).tolist(), "seconds": time.time() - started}
+        except Exception as e:
+            out[name] = {"error": repr(e)}
     if "pred" in out["ets"] and "pred" in out["theta"]:
         out["comb"] = {"pred": [(a + b) / 2 for a, b in zip(out["ets"]["pred"], out["theta"]["pred"])], "seconds": 0.0}
+    return out
+
+
+def theta_season(res, n):
+    """The seasonal indices ThetaModel divided out (or subtracted) of rows 0..n-1, and whether additively; None
+    when it did not deseasonalise. The results object keeps the period's indices privately (_seasonal) and
+    applies them by row % period, as here."""
+    seasonal = res._seasonal
+    if not (res.model.deseasonalize and seasonal.shape[0]):
+        return None, True
+    return seasonal[np.arange(n) % res.model.period], res.model.method.startswith("add")
+
+
+def theta_one_step(res, y):
+    """Theta's in-sample one-step forecasts on the series' own scale: from each origin t, what
+    ThetaModelResults.forecast(1) would give after t rows: the SES level (started at the first value, as
+    statsmodels does) plus the drift term b0 / 2 * (1/alpha - (1 - alpha)^t / alpha) (theta = 2),
+    reseasonalised. From origin n it is the forecast itself (checked when this was written)."""
+    n = len(y)
+    s, additive = theta_season(res, n)
+    x = y if s is None else (y - s if additive else y / s)
+    alpha, b0 = float(res.params["alpha"]), float(res.params["b0"])
+    fitted = np.empty(n)
+    level = x[0]
+    for t in range(n):
+        fitted[t] = level + (0.5 * b0 * (1 - (1 - alpha) ** t) / alpha if alpha > 0 else 0.0)
+        level = alpha * x[t] + (1 - alpha) * level
+    if s is not None:
+        fitted = fitted + s if additive else fitted * s
+    return fitted
+
+
+def gaussian_aicc(errors, k):
+    """AICc of Gaussian one-step errors with their variance concentrated out: -2 log L = n (log(2 pi s2) + 1)."""
+    n = len(errors)
+    if n - k - 1 <= 0:
+        return math.inf
+    s2 = max(float(np.mean(errors**2)), 1e-300)
+    return n * (math.log(2 * math.pi * s2) + 1) + 2 * k + 2 * k * (k + 1) / (n - k - 1)
+
+
+def choices(y, h, season, fits):
+    """The forecast of whichever of ets, theta and sarima a chooser picks, each chooser knowing only the known rows.
+
+    aicc_choice: the lowest AICc on a common footing. The libraries' own AICc do not compare across the three:
+      ETSModel's log-likelihood sums all n rows (initial states are parameters), SARIMAX's with d = 1, D = 1
+      sums only the n - 1 - season rows after its diffuse start (the likelihood of the differences), and
+      ThetaModel has none. A -2 log L over fewer rows is lower by about (1 + season) (1 + log(2 pi s2)), an
+      amount that depends on the series' units, so which one wins would too. So each model's in-sample
+      one-step errors on the series' own scale (ETS: its fitted values; SARIMA: its one-step predictions;
+      Theta: theta_one_step) go through one Gaussian likelihood, variance concentrated out (ETSModel's own
+      formula), over the same rows: those after SARIMA's diffuse start (1 + season, or 1), which every model
+      forecasts from earlier rows. k counts what each estimated, the variance included: ETS its df_model
+      (smoothing parameters and initial states), SARIMA its df_model (ARMA coefficients, trend), Theta alpha,
+      the slope b0 and, when it deseasonalised, season - 1 indices (its initial level is the first value, not
+      estimated). Theta's likelihood is that of SES with drift, the state-space model the Theta method is
+      (Hyndman & Billah 2003), with statsmodels' two-step estimates of alpha and b0, not ARIMA(0,1,1)'s MLE.
+      Still only an approximation of likelihood comparability: SARIMA's exact likelihood weights its early
+      rows by their larger variance, and this one does not.
+    library_aicc_choice: the lowest AICc as each library reports it (Theta's: the ARIMA(0,1,1) with drift of
+      ThetaModel(use_mle=True) on the deseasonalised series), kept to show what the literal reading gives.
+    holdout_choice: the lowest MAE on the last h known rows, each model fitted (its form chosen again) on
+      the rows before them; the winner's forecast is the one fitted on all known rows.
+    """
+    from statsmodels.tsa.statespace.sarimax import SARIMAX
+
+    names = [n for n in ("ets", "theta", "sarima") if n in fits]
+    if not names:
+        return {}
+    out = {}
+
+    def pick(key, criteria, started):
+        finite = {n: v for n, v in criteria.items() if v is not None and np.isfinite(v)}
+        if not finite:
+            out[key] = {"error": f"no finite criterion among {names}"}
+            return
+        chose = min(finite, key=finite.get)
+        pred = np.asarray(fits[chose].forecast(h)).tolist()
+        out[key] = {"pred": pred, "seconds": time.time() - started, "chose": chose, "criteria": {n: round(v, 4) for n, v in finite.items()}}
+
+    started = time.time()
+    burn = 1 + season if season > 1 else 1  # SARIMAX's loglikelihood_burn for this grid: d + D * season
+    criteria = {}
+    for name in names:
+        res = fits[name]
+        if name == "theta":
+            s, _ = theta_season(res, len(y))
+            errors, k = y - theta_one_step(res, y), 3 + (0 if s is None else res.model.period - 1)
+        else:
+            errors, k = y - np.asarray(res.fittedvalues), int(res.df_model)
+        criteria[name] = gaussian_aicc(errors[burn:], k)
+    pick("aicc_choice", criteria, started)
+
+    started = time.time()
+    criteria = {}
+    for name in names:
+        if name != "theta":
+            criteria[name] = float(fits[name].aicc)
+            continue
+        s, additive = theta_season(fits["theta"], len(y))
+        x = y if s is None else (y - s if additive else y / s)
+        try:
+            criteria[name] = float(SARIMAX(x, order=(0, 1, 1), trend="c").fit(disp=False).aicc)
+        except Exception:
+            pass
+    pick("library_aicc_choice", criteria, started)
+
+    started = time.time()
+    if len(y) - h >= 10:
+        criteria = {}
+        for name, fit in (("ets", ets_fit), ("theta", theta_fit), ("sarima", sarima_fit)):
+            if name not in names:
+                continue
+            try:
+                criteria[name] = float(np.mean(np.abs(np.asarray(fit(y[:-h], season).forecast(h)) - y[-h:])))
+            except Exception:
+                continue
+        pick("holdout_choice", criteria, started)
     return out
 
 

@@ -1,7 +1,8 @@
 /**
  * Forecast-quality benchmark (issue 10): real public data sets (datasets.ts, from the `vega-datasets` npm
  * package) forecast END TO END by a real service process, next to naive baselines (naive.ts) and library
- * models (peers.py: scikit-learn and statsmodels, with ETS, Theta and their mean since issue 23) fitted on the same split in the same run.
+ * models (peers.py: scikit-learn and statsmodels, with ETS, Theta, their mean and three choosers among ETS, Theta and SARIMA
+ * since issue 23) fitted on the same split in the same run.
  *
  * Per data set: the CSV with the rows to forecast left empty in the output column is uploaded to a service
  * (`src/server.ts` via tsx, WORKERS=1, a fresh Postgres database from bench/support.ts): log in, POST
@@ -55,7 +56,8 @@ const ONLY = process.env.BENCH_FORECAST_SETS?.split(',').filter(Boolean);
 const JOB_TIMEOUT_MS = Number(process.env.BENCH_FORECAST_TIMEOUT_MS ?? 900_000);
 /** Budgets (issue 10): the daily set of ~1,500 rows and the 100,000-row set, upload answered -> status 3. */
 const BUDGET_MS: Record<string, number> = { seattle: 30_000, flights100k: 300_000 };
-export const LIBRARY_MODELS = ['linear', 'mlp', 'gbr', 'holt_winters', 'sarima', 'ets', 'theta', 'comb'] as const;
+/** The three *_choice peers are the forecast of one of ets, theta and sarima, picked per series by a chooser that sees only the known rows (peers.py choices). */
+export const LIBRARY_MODELS = ['linear', 'mlp', 'gbr', 'holt_winters', 'sarima', 'ets', 'theta', 'comb', 'aicc_choice', 'library_aicc_choice', 'holdout_choice'] as const;
 const LIBRARY_LABEL: Record<(typeof LIBRARY_MODELS)[number], string> = {
   linear: 'sklearn linear',
   mlp: 'sklearn MLP',
@@ -65,6 +67,9 @@ const LIBRARY_LABEL: Record<(typeof LIBRARY_MODELS)[number], string> = {
   ets: 'ETS (AICc)',
   theta: 'Theta',
   comb: 'ETS+Theta mean',
+  aicc_choice: 'AICc choice',
+  library_aicc_choice: 'libraries\' AICc choice',
+  holdout_choice: 'holdout choice',
 };
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -133,7 +138,8 @@ export async function forecastThroughService(service: BenchService, set: Forecas
 // ---------------------------------------------------------------------------------------------------------
 // Peers
 
-export type PeerResult = Record<string, Record<string, { pred?: Predictions; preds?: Predictions[]; seconds?: number; error?: string }>>;
+/** `chose`: which peer a *_choice peer picked. */
+export type PeerResult = Record<string, Record<string, { pred?: Predictions; preds?: Predictions[]; seconds?: number; error?: string; chose?: string }>>;
 
 /** Runs peers.py on `sets`; `name` names its files in bench/.out (<name>-sets.json, <name>-peers.json). */
 export async function runPeers(sets: ForecastSet[], name = 'forecast'): Promise<PeerResult> {
