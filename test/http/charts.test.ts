@@ -336,14 +336,18 @@ describe('outputs written beside the engine (two forecast columns; no date colum
 
   it('past one drawing and 8 waiting, a chart is refused at once with the envelope and a retry hint', async () => {
     const replies = await Promise.all(Array.from({ length: 20 }, () => chart(owner, `job_id=${big}&format=png&history=0&width=4000&height=3000`)));
-    const refused = replies.filter((r) => String(r.headers['content-type']).startsWith('application/json'));
+    const json = replies.filter((r) => String(r.headers['content-type']).startsWith('application/json'));
+    const busy = /^Service unavailable: the chart renderer is busy \(9 charts drawing or waiting\); try again in \d+ seconds$/;
+    const refused = json.filter((r) => busy.test(String(r.json().data)));
     expect(refused.length).toBeGreaterThan(0);
+    // Admitted: 9 (one drawing, 8 waiting). On a loaded machine the last admitted may exceed the pool's time
+    // limit while waiting, which is its own envelope, not a busy refusal.
     expect(replies.length - refused.length).toBeGreaterThanOrEqual(9);
-    for (const r of refused) {
+    for (const r of json) {
       expect(r.statusCode).toBe(200);
-      expect(r.json()).toEqual({ status: 1, data: expect.stringMatching(/^Service unavailable: the chart renderer is busy \(9 charts drawing or waiting\); try again in \d+ seconds$/) });
+      expect(r.json()).toEqual({ status: 1, data: expect.stringMatching(refused.includes(r) ? busy : /^Service unavailable: drawing this chart took longer than \d+ seconds/) });
     }
-    for (const r of replies.filter((r) => !refused.includes(r))) expect(pngSize(r.rawPayload)).toEqual({ width: 4000, height: 3000 });
+    for (const r of replies.filter((r) => !json.includes(r))) expect(pngSize(r.rawPayload)).toEqual({ width: 4000, height: 3000 });
   }, 120_000);
 
   describe('a long input (more known rows than a chart draws): only the drawn rows are read', () => {
