@@ -2,6 +2,7 @@
  * The registry of model families, in order of simplicity (ties in the backtest go to the earlier one).
  * Stored models name their families; revive looks them up here.
  */
+import { boostingClassifierFamily, boostingFamily } from './boosting.js';
 import { etsFamily } from './ets.js';
 import { forestClassifierFamily, forestFamily } from './forest.js';
 import { arFamily, linearArFamily, linearDiffFamily, linearFamily } from './linear.js';
@@ -22,10 +23,11 @@ const numeric: ModelFamily[] = [
   etsFamily,
   thetaFamily,
   forestFamily,
+  boostingFamily,
   // The network learns what the ridge regression misses, so it never has to extrapolate a trend.
   createNetworkFamily(linearFamily),
 ];
-const categorical: ModelFamily[] = [majorityFamily, logisticFamily, forestClassifierFamily, networkClassifierFamily];
+const categorical: ModelFamily[] = [majorityFamily, logisticFamily, forestClassifierFamily, boostingClassifierFamily, networkClassifierFamily];
 
 export function familiesFor(kind: OutputKind): ModelFamily[] {
   return kind === 'numeric' ? numeric : categorical;
