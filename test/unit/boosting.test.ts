@@ -22,16 +22,17 @@ function features(n: number, width: number, seed: number): number[][] {
 const rowsOf = (x: number[][], target: number[] | string[]): FitRows => ({ time: x.map((_, i) => i), features: x, target });
 
 describe('boosting family', () => {
-  it('learns a step in one feature among noise features (known answer: 0 below, 10 above)', () => {
+  it('learns a step in one feature among noise features, in the output\'s own units (known answer: 0 below, 5,000 above)', () => {
     const x = features(300, 4, 3);
-    const y = x.map((r) => ((r[1] as number) > 0.2 ? 10 : 0));
+    const y = x.map((r) => ((r[1] as number) > 0.2 ? 5000 : 0));
     const model = boostingFamily.fit(rowsOf(x, y), tabular());
     const test = features(200, 4, 4);
     const predicted = model.predict({ time: test.map((_, i) => i), features: test }) as number[];
-    const errors = predicted.map((p, i) => Math.abs(p - ((test[i]![1] as number) > 0.2 ? 10 : 0)));
-    // Off the step, 100 rounds of shrinkage 0.1 leave at most 0.9^100 of the step unexplained.
+    const errors = predicted.map((p, i) => Math.abs(p - ((test[i]![1] as number) > 0.2 ? 5000 : 0)));
+    // Off the step, within 2% of it: each tree finds the step between its own half of the rows, so a few
+    // thresholds fall a little off 0.2. (Steps capped as the classes' log-odds would leave thousands.)
     const offStep = errors.filter((_, i) => Math.abs((test[i]![1] as number) - 0.2) > 0.05);
-    expect(Math.max(...offStep)).toBeLessThan(0.5);
+    expect(Math.max(...offStep)).toBeLessThan(100);
     expect(model.describe()).toBe('gradient-boosted trees (100 rounds of depth-3 trees, shrinkage 0.1) on 4 features');
   });
 

@@ -115,14 +115,26 @@ function growTree(x: number[][], r: number[]): FlatTree {
   return tree;
 }
 
-/** A leaf of only (near-)certain rows has a near-zero hessian; its Newton step is capped instead of exploding. */
-const MAX_STEP = 10;
+/**
+ * Classes only: a leaf of (near-)certain rows has a near-zero hessian, so its Newton step in log-odds is
+ * capped instead of exploding. Numbers are not capped: their steps are in the output's own units.
+ */
+const MAX_LOG_ODDS_STEP = 10;
+
+/** What one score's next tree fits: residuals, hessians and how to turn a leaf's sums into its step. */
+interface Gradients {
+  residual: number[];
+  hessian: number[];
+  /** Friedman's (K - 1) / K for K > 2 classes, else 1. */
+  scale: number;
+  maxStep: number;
+}
 
 /**
  * Fits one tree to the residuals of the sampled rows and sets each leaf to the Newton step
  * scale * sum(residual) / sum(hessian) of its rows, times the shrinkage (for squared error, the leaf mean).
  */
-function fitTree(features: number[][], residual: number[], hessian: number[], rows: number[], scale: number): FlatTree {
+function fitTree(features: number[][], { residual, hessian, scale, maxStep }: Gradients, rows: number[]): FlatTree {
   const x = rows.map((i) => features[i] as number[]);
   const r = rows.map((i) => residual[i] as number);
   const first = r[0] as number;
@@ -139,7 +151,7 @@ function fitTree(features: number[][], residual: number[], hessian: number[], ro
   tree.value = tree.value.map((_, leaf) => {
     const h = sumH[leaf] as number;
     const step = h > 1e-12 ? (scale * (sumR[leaf] as number)) / h : 0;
-    return SHRINKAGE * Math.max(-MAX_STEP, Math.min(MAX_STEP, step));
+    return SHRINKAGE * Math.max(-maxStep, Math.min(maxStep, step));
   });
   return tree;
 }
@@ -168,13 +180,13 @@ function probabilities(score: number[]): number[] {
   return e.map((v) => v / total);
 }
 
-/** The boosting loop shared by both kinds: `residuals` gives, per score, each row's residual and hessian. */
+/** The boosting loop shared by both kinds: `gradients` gives, per score, what its next tree fits. */
 function boost(
   features: number[][],
   base: number[],
   seed: number,
   progress: (done: number) => void,
-  residuals: (scores: number[][], k: number) => { residual: number[]; hessian: number[]; scale: number },
+  gradients: (scores: number[][], k: number) => Gradients,
 ): FlatTree[] {
   const n = features.length;
   const random = mulberry32(seed);
@@ -191,10 +203,7 @@ function boost(
       .slice(0, take)
       .sort((a, b) => a - b);
     // Every score of a round is fitted on the same scores (before the round's trees), as Friedman's multiclass loop.
-    const fitted = base.map((_, k) => {
-      const { residual, hessian, scale } = residuals(current, k);
-      return fitTree(features, residual, hessian, rows, scale);
-    });
+    const fitted = base.map((_, k) => fitTree(features, gradients(current, k), rows));
     fitted.forEach((tree, k) => {
       features.forEach((x, i) => {
         const s = current[i] as number[];
@@ -256,6 +265,7 @@ export const boostingFamily: ModelFamily<BoostingState> = {
       residual: y.map((v, i) => v - ((scores[i] as number[])[0] as number)),
       hessian: ones,
       scale: 1,
+      maxStep: Infinity,
     }));
     return reviveRegression({ scores: 1, base: [mean], trees, features });
   },
@@ -284,6 +294,7 @@ export const boostingClassifierFamily: ModelFamily<BoostingState> = {
         residual: y.map((v, i) => (v === target ? 1 : 0) - (p[i] as number)),
         hessian: p.map((q) => q * (1 - q)),
         scale: scores === 1 ? 1 : (classes.length - 1) / classes.length,
+        maxStep: MAX_LOG_ODDS_STEP,
       };
     });
     return reviveClassifier({ scores, base, trees, classes, features });
