@@ -7,11 +7,12 @@
  * per feature: ml-cart's (the forest's tree library) tries every row boundary with a pass over the rows, which
  * made a tabular job 1.6-2.5x as long for the same accuracy (measured, docs/benchmarks.md).
  *
- * Bounded cost: at most MAX_ROWS fit rows (an evenly spaced subset, as the forest), ROUNDS rounds of depth
+ * Bounded cost: at most MAX_TREE_ROWS fit rows (an evenly spaced subset, as the forest), ROUNDS rounds of depth
  * DEPTH; the stored state is the trees as flat arrays.
  */
 import { mulberry32, shuffleInPlace } from '../prng.js';
-import type { FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
+import type { FittedModel, ModelFamily, PredictRows } from './model.js';
+import { appliesToTables, MAX_TREE_ROWS, treeFitRows } from './tree-rows.js';
 
 const ROUNDS = 100;
 const DEPTH = 3;
@@ -19,8 +20,6 @@ const SHRINKAGE = 0.1;
 const SUBSAMPLE = 0.5;
 /** A node with this many rows or fewer is a leaf (ml-cart's default, as the forest's trees). */
 const LEAF_ROWS = 3;
-const MAX_ROWS = 1000;
-const MIN_ROWS = 20;
 
 /** One tree as parallel arrays: node i splits on column[i] < threshold[i] (left) or is a leaf (column -1). */
 interface FlatTree {
@@ -41,17 +40,6 @@ interface BoostingState {
   /** Class labels by index (classifier only). */
   classes?: string[];
   features: number;
-}
-
-function sample(rows: FitRows): FitRows {
-  const n = rows.time.length;
-  if (n <= MAX_ROWS) return rows;
-  const keep = Array.from({ length: MAX_ROWS }, (_, i) => Math.floor((i * n) / MAX_ROWS));
-  return {
-    time: keep.map((i) => rows.time[i] as number),
-    features: keep.map((i) => rows.features[i] as number[]),
-    target: keep.map((i) => (rows.target as (number | string)[])[i]) as number[] | string[],
-  };
 }
 
 function leafOf(tree: FlatTree, x: number[]): number {
@@ -239,25 +227,16 @@ function reviveClassifier(state: BoostingState): FittedModel<BoostingState> {
   };
 }
 
-/** Tabular data only, as the forest: on series the time-aware families do better. */
-const applies = (info: SeriesInfo, rows: number) => !info.timeOrdered && rows >= MIN_ROWS;
 /** Each tree sorts its rows once per feature and level, about linear in the rows; in the forest's units (measured). */
-const cost = (rows: number) => 1 + Math.min(rows, MAX_ROWS) / 250;
-
-/** The sampled fit rows and their feature count; refuses data without features. */
-function prepare(rows: FitRows): { data: FitRows; features: number } {
-  const features = rows.features[0]?.length ?? 0;
-  if (features === 0) throw new Error('no features to split on');
-  return { data: sample(rows), features };
-}
+const cost = (rows: number) => 1 + Math.min(rows, MAX_TREE_ROWS) / 250;
 
 export const boostingFamily: ModelFamily<BoostingState> = {
   name: 'boosting',
   kind: 'numeric',
-  applies,
+  applies: appliesToTables,
   cost: (_info, n) => cost(n),
   fit(rows, ctx) {
-    const { data, features } = prepare(rows);
+    const { data, features } = treeFitRows(rows);
     const y = data.target as number[];
     const mean = y.reduce((a, b) => a + b, 0) / y.length;
     const ones = y.map(() => 1);
@@ -275,10 +254,10 @@ export const boostingFamily: ModelFamily<BoostingState> = {
 export const boostingClassifierFamily: ModelFamily<BoostingState> = {
   name: 'boosting',
   kind: 'categorical',
-  applies,
+  applies: appliesToTables,
   cost: (_info, n) => cost(n),
   fit(rows, ctx) {
-    const { data, features } = prepare(rows);
+    const { data, features } = treeFitRows(rows);
     const labels = data.target as string[];
     const classes = [...new Set(labels)].sort();
     const index = new Map(classes.map((c, i) => [c, i]));

@@ -2,32 +2,20 @@
  * Random forests on the exogenous features (mljs ml-random-forest, seeded): the nonlinear candidate for
  * tabular data (no time axis).
  *
- * Bounded cost: at most MAX_ROWS fit rows (an evenly spaced subset), TREES trees of depth at most MAX_DEPTH; the stored state is the library's toJSON().
+ * Bounded cost: at most MAX_TREE_ROWS fit rows (an evenly spaced subset), TREES trees of depth at most MAX_DEPTH; the stored state is the library's toJSON().
  */
 import { RandomForestClassifier, RandomForestRegression } from 'ml-random-forest';
-import type { FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
+import type { FittedModel, ModelFamily, PredictRows } from './model.js';
+import { appliesToTables, MAX_TREE_ROWS, treeFitRows } from './tree-rows.js';
 
 const TREES = 30;
 const MAX_DEPTH = 12;
-const MAX_ROWS = 1000;
-const MIN_ROWS = 20;
 
 interface ForestState {
   forest: unknown;
   /** Class labels by index (classifier only). */
   classes?: string[];
   features: number;
-}
-
-function sample(rows: FitRows): FitRows {
-  const n = rows.time.length;
-  if (n <= MAX_ROWS) return rows;
-  const keep = Array.from({ length: MAX_ROWS }, (_, i) => Math.floor((i * n) / MAX_ROWS));
-  return {
-    time: keep.map((i) => rows.time[i] as number),
-    features: keep.map((i) => rows.features[i] as number[]),
-    target: keep.map((i) => (rows.target as (number | string)[])[i]) as number[] | string[],
-  };
 }
 
 const options = (seed: number, features: number) => ({
@@ -59,24 +47,16 @@ function reviveClassifier(state: ForestState): FittedModel<ForestState> {
   };
 }
 
-/** Tabular data only: on series the time-aware families do better, and ml-cart's split search is quadratic in rows. */
-const applies = (info: SeriesInfo, rows: number) => !info.timeOrdered && rows >= MIN_ROWS;
-const cost = (rows: number) => 2 + (Math.min(rows, MAX_ROWS) / 100) ** 2 / 4;
-
-/** The sampled fit rows and their feature count; refuses data without features. */
-function prepare(rows: FitRows): { data: FitRows; features: number } {
-  const features = rows.features[0]?.length ?? 0;
-  if (features === 0) throw new Error('no features to split on');
-  return { data: sample(rows), features };
-}
+/** ml-cart's split search is quadratic in the rows. */
+const cost = (rows: number) => 2 + (Math.min(rows, MAX_TREE_ROWS) / 100) ** 2 / 4;
 
 export const forestFamily: ModelFamily<ForestState> = {
   name: 'forest',
   kind: 'numeric',
-  applies,
+  applies: appliesToTables,
   cost: (_info, n) => cost(n),
   fit(rows, ctx) {
-    const { data, features } = prepare(rows);
+    const { data, features } = treeFitRows(rows);
     const forest = new RandomForestRegression(options(ctx.seed, features));
     forest.train(data.features, data.target as number[]);
     ctx.progress(1);
@@ -88,10 +68,10 @@ export const forestFamily: ModelFamily<ForestState> = {
 export const forestClassifierFamily: ModelFamily<ForestState> = {
   name: 'forest',
   kind: 'categorical',
-  applies,
+  applies: appliesToTables,
   cost: (_info, n) => cost(n),
   fit(rows, ctx) {
-    const { data, features } = prepare(rows);
+    const { data, features } = treeFitRows(rows);
     const classes = [...new Set(data.target as string[])].sort();
     const index = new Map(classes.map((c, i) => [c, i]));
     const forest = new RandomForestClassifier(options(ctx.seed, features));
