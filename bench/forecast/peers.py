@@ -278,14 +278,19 @@ def theta_season(res, n):
     return seasonal[np.arange(n) % res.model.period], res.model.method.startswith("add")
 
 
+def theta_adjusted(res, y):
+    """The series as Theta's SES saw it (its season taken out), and the indices to put back (None if none)."""
+    s, additive = theta_season(res, len(y))
+    return (y if s is None else (y - s if additive else y / s)), s, additive
+
+
 def theta_one_step(res, y):
     """Theta's in-sample one-step forecasts on the series' own scale: from each origin t, what
     ThetaModelResults.forecast(1) would give after t rows: the SES level (started at the first value, as
     statsmodels does) plus the drift term b0 / 2 * (1/alpha - (1 - alpha)^t / alpha) (theta = 2),
     reseasonalised. From origin n it is the forecast itself (checked when this was written)."""
     n = len(y)
-    s, additive = theta_season(res, n)
-    x = y if s is None else (y - s if additive else y / s)
+    x, s, additive = theta_adjusted(res, y)
     alpha, b0 = float(res.params["alpha"]), float(res.params["b0"])
     fitted = np.empty(n)
     level = x[0]
@@ -364,8 +369,7 @@ def choices(y, h, season, fits):
         if name != "theta":
             criteria[name] = float(fits[name].aicc)
             continue
-        s, additive = theta_season(fits["theta"], len(y))
-        x = y if s is None else (y - s if additive else y / s)
+        x, _, _ = theta_adjusted(fits["theta"], y)
         try:
             criteria[name] = float(SARIMAX(x, order=(0, 1, 1), trend="c").fit(disp=False).aicc)
         except Exception:
