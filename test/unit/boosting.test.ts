@@ -1,9 +1,9 @@
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { boostingClassifierFamily, boostingFamily } from '../../src/training/models/boosting.js';
 import type { FitContext, FitRows } from '../../src/training/models/model.js';
 import { mulberry32 } from '../../src/training/prng.js';
+import { terminateWhileFitting } from './family-support.js';
 
 const tabular = (seed = 1): FitContext => ({
   info: { timeOrdered: false, frequency: 'other', season: 1, yearLength: 0, horizon: 0 },
@@ -83,30 +83,12 @@ describe('boosting family', () => {
 
   it('stops within a second when its training thread is terminated (abort)', async () => {
     const modulePath = fileURLToPath(new URL('../../src/training/models/boosting.ts', import.meta.url));
-    const code = `
-      const { parentPort } = require('node:worker_threads');
-      (async () => {
-        const { register } = await import('tsx/esm/api');
-        register();
-        const { boostingClassifierFamily } = await import(${JSON.stringify(modulePath)});
-        const features = Array.from({ length: 1000 }, (_, i) => [Math.sin(i), Math.cos(i * 1.3), (i % 17) / 17, (i % 5) / 5]);
-        const target = features.map((r) => (r[0] > 0 ? (r[1] > 0 ? 'a' : 'b') : r[2] > 0.5 ? 'c' : 'd'));
-        const rows = { time: features.map((_, i) => i), features, target };
-        const info = { timeOrdered: false, frequency: 'other', season: 1, yearLength: 0, horizon: 0 };
-        let reported = false;
-        const progress = () => { if (!reported) { reported = true; parentPort.postMessage('fitting'); } };
-        for (;;) boostingClassifierFamily.fit(rows, { info, seed: 1, params: {}, featureNames: [], progress });
-      })();
+    const setup = `
+      const features = Array.from({ length: 1000 }, (_, i) => [Math.sin(i), Math.cos(i * 1.3), (i % 17) / 17, (i % 5) / 5]);
+      const target = features.map((r) => (r[0] > 0 ? (r[1] > 0 ? 'a' : 'b') : r[2] > 0.5 ? 'c' : 'd'));
+      const rows = { time: features.map((_, i) => i), features, target };
+      const info = { timeOrdered: false, frequency: 'other', season: 1, yearLength: 0, horizon: 0 };
     `;
-    const worker = new Worker(code, { eval: true });
-    await new Promise<void>((resolve, reject) => {
-      worker.once('message', () => resolve());
-      worker.once('error', reject);
-    });
-    // Let it get deep into a fit first.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const started = performance.now();
-    await worker.terminate();
-    expect(performance.now() - started).toBeLessThan(1000);
+    expect(await terminateWhileFitting(modulePath, 'boostingClassifierFamily', setup)).toBeLessThan(1000);
   }, 30_000);
 });

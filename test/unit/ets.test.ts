@@ -1,8 +1,7 @@
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { describeEts, etsFamily, etsForecast, fitEts, formsFor } from '../../src/training/models/ets.js';
-import { rowsOf, seasonContext } from './family-support.js';
+import { rowsOf, seasonContext, terminateWhileFitting } from './family-support.js';
 import { mulberry32 } from '../../src/training/prng.js';
 
 /** Approximately normal noise (sum of 12 uniforms), seeded. */
@@ -72,38 +71,12 @@ describe('ETS family: the answers statsmodels gives', () => {
   });
 });
 
-/**
- * A family's fit runs synchronously in a training thread; abort terminates the thread (pool.ts). The fit
- * must not sit in code V8 cannot interrupt: a thread busy fitting the family on 2,000 steps ends within a
- * second of terminate().
- */
-async function terminatesWithinASecond(modulePath: string, familyExport: string): Promise<number> {
-  const code = `
-    const { parentPort } = require('node:worker_threads');
-    (async () => {
-      const { register } = await import('tsx/esm/api');
-      register();
-      const mod = await import(${JSON.stringify(modulePath)});
-      const family = mod[${JSON.stringify(familyExport)}];
-      const y = Array.from({ length: 2000 }, (_, i) => 100 + Math.sin(i / 3) * 10 + (i % 7));
-      const rows = { time: y.map((_, i) => i), features: y.map(() => []), target: y };
-      const info = { timeOrdered: true, frequency: 'daily', season: 7, yearLength: 0, horizon: 100 };
-      let reported = false;
-      const progress = () => { if (!reported) { reported = true; parentPort.postMessage('fitting'); } };
-      for (;;) family.fit(rows, { info, seed: 1, params: {}, featureNames: [], progress });
-    })();
-  `;
-  const worker = new Worker(code, { eval: true });
-  await new Promise<void>((resolve, reject) => {
-    worker.once('message', () => resolve());
-    worker.once('error', reject);
-  });
-  // Let it get deep into a fit first.
-  await new Promise((r) => setTimeout(r, 300));
-  const started = performance.now();
-  await worker.terminate();
-  return performance.now() - started;
-}
+/** A thread busy fitting the family on 2,000 daily steps ends within a second of terminate(). */
+const SERIES_SETUP = `
+  const y = Array.from({ length: 2000 }, (_, i) => 100 + Math.sin(i / 3) * 10 + (i % 7));
+  const rows = { time: y.map((_, i) => i), features: y.map(() => []), target: y };
+  const info = { timeOrdered: true, frequency: 'daily', season: 7, yearLength: 0, horizon: 100 };
+`;
 
 describe('ETS, Theta and AR families in a training thread', () => {
   for (const [file, name] of [
@@ -112,7 +85,7 @@ describe('ETS, Theta and AR families in a training thread', () => {
     ['linear', 'arFamily'],
   ] as const) {
     it(`${name} stops within a second when the thread is terminated (abort)`, async () => {
-      const elapsed = await terminatesWithinASecond(fileURLToPath(new URL(`../../src/training/models/${file}.ts`, import.meta.url)), name);
+      const elapsed = await terminateWhileFitting(fileURLToPath(new URL(`../../src/training/models/${file}.ts`, import.meta.url)), name, SERIES_SETUP);
       expect(elapsed).toBeLessThan(1000);
     }, 30_000);
   }

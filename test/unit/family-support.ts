@@ -1,3 +1,4 @@
+import { Worker } from 'node:worker_threads';
 import type { FitContext, FitRows } from '../../src/training/models/model.js';
 
 /** A series as fit rows with no features, time = index. */
@@ -11,3 +12,35 @@ export const seasonContext = (season: number, horizon = 8): FitContext => ({
   featureNames: [],
   progress: () => {},
 });
+
+/**
+ * A family's fit runs synchronously in a training thread; abort terminates the thread (pool.ts). The fit
+ * must not sit in code V8 cannot interrupt. Starts a thread fitting `familyExport` of `modulePath` over and
+ * over on the `rows` and `info` that `setup` (JavaScript, run in the thread) defines, waits until a fit is
+ * under way, and answers how long terminate() took in ms.
+ */
+export async function terminateWhileFitting(modulePath: string, familyExport: string, setup: string): Promise<number> {
+  const code = `
+    const { parentPort } = require('node:worker_threads');
+    (async () => {
+      const { register } = await import('tsx/esm/api');
+      register();
+      const mod = await import(${JSON.stringify(modulePath)});
+      const family = mod[${JSON.stringify(familyExport)}];
+      ${setup}
+      let reported = false;
+      const progress = () => { if (!reported) { reported = true; parentPort.postMessage('fitting'); } };
+      for (;;) family.fit(rows, { info, seed: 1, params: {}, featureNames: [], progress });
+    })();
+  `;
+  const worker = new Worker(code, { eval: true });
+  await new Promise<void>((resolve, reject) => {
+    worker.once('message', () => resolve());
+    worker.once('error', reject);
+  });
+  // Let it get deep into a fit first.
+  await new Promise((r) => setTimeout(r, 300));
+  const started = performance.now();
+  await worker.terminate();
+  return performance.now() - started;
+}
