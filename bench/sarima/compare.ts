@@ -80,7 +80,7 @@ for (const s of series) {
   const truth = testTimes.map((t) => full.series[t - full.start]!);
   truths.set(s.name, truth);
   const ctx: FitContext = {
-    info: { timeOrdered: true, frequency: 'monthly', season: 12, yearLength: 0, horizon: s.h },
+    info: { timeOrdered: true, frequency: 'monthly', season: 12, periods: [12], horizon: s.h },
     seed: 1,
     params: { layersRequested: 0, learningRate: 0.01, epochs: 100, deviationTarget: 5 },
     featureNames: [],

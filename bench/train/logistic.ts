@@ -38,7 +38,7 @@ const cases = [
   { name: 'penguins, Adelie vs Gentoo, beak length + flipper', ...split(['Beak Length (mm)', 'Flipper Length (mm)'], ['Adelie', 'Gentoo']) },
   { name: 'penguins, 3 species, beak length + depth', ...split(['Beak Length (mm)', 'Beak Depth (mm)']) },
 ];
-const info: SeriesInfo = { timeOrdered: false, frequency: 'none' as SeriesInfo['frequency'], season: 1, yearLength: 0, horizon: 1 };
+const info: SeriesInfo = { timeOrdered: false, frequency: 'none' as SeriesInfo['frequency'], season: 1, periods: [], horizon: 1 };
 const accuracy = (p: string[], a: string[]) => p.filter((v, i) => v === a[i]).length / a.length;
 const sklearn = JSON.parse(
   execFileSync('/usr/bin/python3', [join(here, 'logistic_sklearn.py')], { input: JSON.stringify({ cases }), encoding: 'utf8' }),

@@ -21,7 +21,7 @@ export interface NetworkFamilyRun {
   description: string;
 }
 
-const TABULAR: SeriesInfo = { timeOrdered: false, frequency: 'none' as SeriesInfo['frequency'], season: 1, yearLength: 0, horizon: 1 };
+const TABULAR: SeriesInfo = { timeOrdered: false, frequency: 'none' as SeriesInfo['frequency'], season: 1, periods: [], horizon: 1 };
 
 export function networkFamilyOnce(data: BenchData): NetworkFamilyRun {
   const family = createNetworkFamily(linearFamily);

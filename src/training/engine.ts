@@ -114,7 +114,7 @@ function place(input: TrainingInput, analysis: Analysis): Placement {
     timeOrdered,
     frequency: axis.frequency,
     season,
-    yearLength: axis.frequency === 'daily' ? 365.25 : 0,
+    periods: season > 1 ? [season] : [],
     horizon,
   };
   const series: SeriesState = {

@@ -6,7 +6,7 @@ import { mulberry32 } from '../../src/training/prng.js';
 import { terminateWhileFitting } from './family-support.js';
 
 const tabular = (seed = 1): FitContext => ({
-  info: { timeOrdered: false, frequency: 'other', season: 1, yearLength: 0, horizon: 0 },
+  info: { timeOrdered: false, frequency: 'other', season: 1, periods: [], horizon: 0 },
   seed,
   params: { layersRequested: 0, learningRate: 0.1, epochs: 10, deviationTarget: 5 },
   featureNames: [],
@@ -87,7 +87,7 @@ describe('boosting family', () => {
       const features = Array.from({ length: 1000 }, (_, i) => [Math.sin(i), Math.cos(i * 1.3), (i % 17) / 17, (i % 5) / 5]);
       const target = features.map((r) => (r[0] > 0 ? (r[1] > 0 ? 'a' : 'b') : r[2] > 0.5 ? 'c' : 'd'));
       const rows = { time: features.map((_, i) => i), features, target };
-      const info = { timeOrdered: false, frequency: 'other', season: 1, yearLength: 0, horizon: 0 };
+      const info = { timeOrdered: false, frequency: 'other', season: 1, periods: [], horizon: 0 };
     `;
     expect(await terminateWhileFitting(modulePath, 'boostingClassifierFamily', setup)).toBeLessThan(1000);
   }, 30_000);

@@ -75,7 +75,7 @@ describe('ETS family: the answers statsmodels gives', () => {
 const SERIES_SETUP = `
   const y = Array.from({ length: 2000 }, (_, i) => 100 + Math.sin(i / 3) * 10 + (i % 7));
   const rows = { time: y.map((_, i) => i), features: y.map(() => []), target: y };
-  const info = { timeOrdered: true, frequency: 'daily', season: 7, yearLength: 0, horizon: 100 };
+  const info = { timeOrdered: true, frequency: 'daily', season: 7, periods: [7], horizon: 100 };
 `;
 
 describe('ETS, Theta and AR families in a training thread', () => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { logisticFamily } from '../../src/training/models/logistic.js';
 import type { FitContext, SeriesInfo } from '../../src/training/models/model.js';
 
-const TABULAR: SeriesInfo = { timeOrdered: false, frequency: 'none' as SeriesInfo['frequency'], season: 1, yearLength: 0, horizon: 1 };
+const TABULAR: SeriesInfo = { timeOrdered: false, frequency: 'none' as SeriesInfo['frequency'], season: 1, periods: [], horizon: 1 };
 const context = (progress: (share: number) => void = () => undefined): FitContext => ({
   info: TABULAR,
   seed: 1,

@@ -4,8 +4,8 @@ import type { FitContext, FitRows, FittedModel, ModelFamily, SeriesInfo } from '
 import { createNetworkFamily, networkClassifierFamily } from '../../src/training/models/network.js';
 import { mulberry32 } from '../../src/training/prng.js';
 
-const TIME: SeriesInfo = { timeOrdered: true, frequency: 'daily', season: 1, yearLength: 0, horizon: 20 };
-const TABULAR: SeriesInfo = { timeOrdered: false, frequency: 'none' as SeriesInfo['frequency'], season: 1, yearLength: 0, horizon: 1 };
+const TIME: SeriesInfo = { timeOrdered: true, frequency: 'daily', season: 1, periods: [], horizon: 20 };
+const TABULAR: SeriesInfo = { timeOrdered: false, frequency: 'none' as SeriesInfo['frequency'], season: 1, periods: [], horizon: 1 };
 
 function context(info: SeriesInfo, seed = 7, progress: (share: number) => void = () => undefined, epochs = 400): FitContext {
   return {

@@ -18,7 +18,7 @@ import { mulberry32 } from '../../src/training/prng.js';
 const PATTERN = [5, 3, 0, -2, -4, -6, -3, 0, 2, 4, 6, 8];
 
 function info(season = 12, timeOrdered = true): SeriesInfo {
-  return { timeOrdered, frequency: 'monthly', season, yearLength: 0, horizon: season };
+  return { timeOrdered, frequency: 'monthly', season, periods: season > 1 ? [season] : [], horizon: season };
 }
 
 function context(season = 12, shares: number[] = []): FitContext {

@@ -15,10 +15,14 @@ export interface SeriesInfo {
   /** Rows lie on a real, mostly regular time axis: trend, lags and seasons make sense. False = tabular data. */
   timeOrdered: boolean;
   frequency: Frequency;
-  /** Season length in time steps (monthly 12, daily 7, hourly 24); 1 = no season. */
+  /** Season length in time steps (monthly 12, daily 7, hourly 24); 1 = no season. The shortest of `periods`. */
   season: number;
-  /** Longer seasons worth modelling with calendar terms (daily data: 365.25), 0 = none. Informational. */
-  yearLength: number;
+  /**
+   * Every seasonal period of the data in time steps, ascending (half-hourly [48, 336], hourly [24, 168],
+   * daily [7, 365.25], weekly [52.18], monthly [12], quarterly [4]); only those the known rows hold at least
+   * two full cycles of. Empty = no season. Periods may be fractional (365.25); families round as they need.
+   */
+  periods: number[];
   /** Steps to forecast; also the length of each backtest window. */
   horizon: number;
 }
