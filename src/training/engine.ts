@@ -25,7 +25,8 @@ import { featureNames, featuresOf, fitFeatureSpace } from './features.js';
 import { kFold, rollingOrigin, type Backtest } from './backtest.js';
 import { predictRows, type EngineState, type OutputState, type RowToPredict, type SeriesState } from './forecaster.js';
 import { errorsByStep, heldOutCoverage, intervalWidths, type WindowErrors } from './intervals.js';
-import { DEFAULT_DEVIATION_TARGET, DEFAULT_LEARNING_RATE, hiddenLayerCount, hiddenLayerWidth, trainNetworkOnly } from './legacy.js';
+import { hiddenLayerWidth } from './brain-network.js';
+import { DEFAULT_DEVIATION_TARGET, DEFAULT_LEARNING_RATE, hiddenLayerCount, trainNetworkOnly } from './legacy.js';
 import { familiesFor } from './models/candidates.js';
 import type { FamilyParams, FitRows, ModelFamily, SeriesInfo } from './models/model.js';
 import { ProgressReporter, type EngineHooks } from './progress.js';
@@ -34,7 +35,8 @@ import { analyse, futureRows, invalid, timeIndex, type Analysis } from './series
 import type { OutputSelection, TrainedModelV2, TrainingInput, TrainingParams, TrainingResult } from './types.js';
 import { countDecimals, parseNumber } from './values.js';
 
-export { DEFAULT_LEARNING_RATE, hiddenLayerCount, hiddenLayerWidth } from './legacy.js';
+export { hiddenLayerWidth } from './brain-network.js';
+export { DEFAULT_LEARNING_RATE, hiddenLayerCount } from './legacy.js';
 export { MIN_KNOWN_ROWS } from './series.js';
 export type { EngineHooks } from './progress.js';
 

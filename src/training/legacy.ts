@@ -15,6 +15,15 @@
  */
 import brain from 'brain.js';
 import {
+  ERROR_THRESH,
+  hiddenLayerWidth,
+  loadNetwork,
+  MAX_HIDDEN_LAYERS,
+  MOMENTUM,
+  SAMPLE_EPOCH_BUDGET,
+  type NetworkLike,
+} from './brain-network.js';
+import {
   ACTIVATION,
   encodeOutputs,
   fitEncoder,
@@ -24,25 +33,17 @@ import {
   type OutputValue,
 } from './encoder.js';
 import { mulberry32, shuffleInPlace, withSeededRandom } from './prng.js';
-import { encodeRow, loadNetwork, predict, runEncoded, runRow, type NetworkLike } from './predict.js';
+import { encodeRow, predictLegacy, readersOf, runEncoded, runRow } from './legacy-predict.js';
 import { ProgressReporter, type EngineHooks } from './progress.js';
 import { futureRows, invalid, type Analysis } from './series.js';
 import type { TrainedModel, TrainingInput, TrainingParams, TrainingResult } from './types.js';
 
 export const HOLDOUT_SHARE = 0.2;
-export const MAX_HIDDEN_LAYERS = 5;
-export const MIN_LAYER_WIDTH = 8;
-export const MAX_LAYER_WIDTH = 64;
 export const DEFAULT_LEARNING_RATE = 0.05;
 export const DEFAULT_DEVIATION_TARGET = 10;
 export const MAX_EPOCHS = 100_000;
-/** Epoch budget default: about SAMPLE_EPOCH_BUDGET row presentations per fit, within [20, 2000] epochs. */
-export const SAMPLE_EPOCH_BUDGET = 600_000;
 /** Epochs between deviatedTarget early-stop checks (each costs a forward pass over the fit rows). */
 export const CHECK_EVERY = 10;
-/** brain stops when training MSE (scaled units) <= errorThresh; tiny, so `epochs` is the real budget. */
-export const ERROR_THRESH = 1e-9;
-export const MOMENTUM = 0.1;
 
 
 
@@ -105,7 +106,7 @@ function run(input: TrainingInput, analysis: Analysis, params: ResolvedParams, h
     analysis.forecast.length > 0
       ? analysis.forecast.map((i) => ({ rowIndex: i, cells: input.rows[i] as (string | null)[] }))
       : futureRows(input, analysis).map((cells) => ({ rowIndex: null as number | null, cells }));
-  const values = predict(model, input.header, forecastRows.map((r) => r.cells));
+  const values = predictLegacy(model, input.header, readersOf(input.header, forecastRows.map((r) => r.cells)));
   const forecasts = forecastRows.map((r, i) => ({ rowIndex: r.rowIndex, values: values[i] as Record<string, string> }));
   progress.done(fitB.error);
 
@@ -158,11 +159,6 @@ export function hiddenLayerCount(layersRequested: number | undefined, knownRows:
     return Math.min(MAX_HIDDEN_LAYERS, Math.max(1, Math.round(layersRequested)));
   }
   return knownRows < 1000 ? 1 : 2;
-}
-
-/** Width of every hidden layer: next power of two >= inputs + outputs, within [8, 64]. */
-export function hiddenLayerWidth(inputs: number, outputs: number): number {
-  return Math.max(MIN_LAYER_WIDTH, Math.min(MAX_LAYER_WIDTH, 2 ** Math.ceil(Math.log2(inputs + outputs))));
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -13,8 +13,8 @@
  * others), the class with the highest averaged output wins.
  *
  * Training (both): brain.js NeuralNetwork, tanh, per-sample SGD (momentum 0.1) on plain number arrays (see
- * predict.ts: brain's throughput depends on it). Hidden layers: ctx.params.layersRequested clamped to 1..5,
- * 0 = one; width as the legacy engine (next power of two >= inputs + outputs, 8..64).
+ * legacy-predict.ts: brain's throughput depends on it). Hidden layers: ctx.params.layersRequested clamped to
+ * 1..5, 0 = one; width as the legacy engine (next power of two >= inputs + outputs, 8..64).
  * Early stopping: the last VALIDATION_SHARE of the fit rows (chronological data; tabular data: every 7th
  * row, since its order may be sorted by anything) is held out when that leaves at least MIN_VALIDATION rows;
  * the validation MSE is checked every few epochs, the best weights (toJSON) are kept and training stops when
@@ -30,8 +30,7 @@
  */
 import brain from 'brain.js';
 import { ACTIVATION } from '../encoder.js';
-import { ERROR_THRESH, hiddenLayerWidth, MAX_HIDDEN_LAYERS, MOMENTUM, SAMPLE_EPOCH_BUDGET } from '../legacy.js';
-import { loadNetwork, type NetworkLike } from '../predict.js';
+import { ERROR_THRESH, hiddenLayerWidth, loadNetwork, MAX_HIDDEN_LAYERS, MOMENTUM, SAMPLE_EPOCH_BUDGET, type NetworkLike } from '../brain-network.js';
 import { mulberry32, shuffleInPlace, withSeededRandom } from '../prng.js';
 import type { FamilyParams, FitContext, FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
 
