@@ -5,7 +5,7 @@ import { loggerOptions } from './http/logging.js';
 import { createMetrics } from './observability/metrics.js';
 import { ensureAdministrator, refreshJobGauges, startRuntime } from './runtime.js';
 import { onShutdownSignal } from './shutdown.js';
-import { createTrainingRunner, recoveryOptions } from './training/wiring.js';
+import { createTrainingRunner, recoveryOptions } from './jobs-runner/wiring.js';
 
 /** The API process: HTTP, plus WORKERS training threads and the chat auto-message scheduler. */
 async function main() {

@@ -6,7 +6,7 @@ import { failure, ok } from './http/envelope.js';
 import { loggerOptions } from './http/logging.js';
 import { startRuntime, type Runtime } from './runtime.js';
 import { onShutdownSignal } from './shutdown.js';
-import { createTrainingRunner, recoveryOptions } from './training/wiring.js';
+import { createTrainingRunner, recoveryOptions } from './jobs-runner/wiring.js';
 
 /**
  * A worker-only process (`npm run worker`): trains queued jobs from the shared database with

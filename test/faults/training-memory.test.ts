@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPGlite } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrator.js';
-import { createTrainingRunner } from '../../src/training/wiring.js';
+import { createTrainingRunner } from '../../src/jobs-runner/wiring.js';
 import { CURRENT, createTestContext, form, multipart, type TestContext } from '../support/helper.js';
 import { createDatabase, killAll, newConsumer, newJob, startApi, upload, waitFor, type FaultDatabase } from './support.js';
 

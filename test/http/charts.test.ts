@@ -9,7 +9,7 @@ import { Ajv } from 'ajv';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createTrainingRunner } from '../../src/training/wiring.js';
+import { createTrainingRunner } from '../../src/jobs-runner/wiring.js';
 import { CURRENT, OLDER, createTestContext, form, multipart, type TestContext, type TestUser } from '../support/helper.js';
 
 let ctx: TestContext;

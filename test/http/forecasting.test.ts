@@ -3,7 +3,7 @@
  * training runner, real database. What a user uploads, what comes back, and how it is explained.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTrainingRunner } from '../../src/training/wiring.js';
+import { createTrainingRunner } from '../../src/jobs-runner/wiring.js';
 import { CURRENT, OLDER, createTestContext, form, multipart, type TestContext, type TestUser } from '../support/helper.js';
 
 let ctx: TestContext;

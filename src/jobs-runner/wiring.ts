@@ -4,7 +4,7 @@ import type { DatabaseHandle } from '../db/database.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Services } from '../services.js';
 import { createJobQueueRepository } from '../domain/jobs/job-queue.repository.js';
-import { createTrainingPool } from './pool.js';
+import { createTrainingPool } from '../training/pool.js';
 import { createRunner, type Runner, type RunnerOptions } from './runner.js';
 
 /**

@@ -9,9 +9,9 @@ import type { RunStat } from '../domain/model-records/stats.service.js';
 import type { EventLog } from '../domain/ports.js';
 import { TRAINING_STATUS } from '../domain/trainings/training-status.js';
 import { removeStaleSpoolFiles, spoolFileName } from '../spool-files.js';
-import type { TrainingPool } from './pool.js';
-import type { TrainingLimits, TrainingSetReport, TrainingSpool } from './training-set.js';
-import { isTrainingError, type ForecastInterval, type TrainedModel, type TrainingParams, type TrainingResult } from './types.js';
+import type { TrainingPool } from '../training/pool.js';
+import type { TrainingLimits, TrainingSetReport, TrainingSpool } from '../training/training-set.js';
+import { isTrainingError, type ForecastInterval, type TrainedModel, type TrainingParams, type TrainingResult } from '../training/types.js';
 
 /**
  * What the runner needs from the domain services. These are the same services the HTTP endpoints
