@@ -13,7 +13,7 @@ import { Errors } from './domain/errors.js';
 import { failure, ok } from './http/envelope.js';
 import { z } from 'zod';
 import { documentRoute, documentTags, errorEnvelope, replyContract, toOpenApiSchema } from './http/contract.js';
-import { edgeServerOptions, limitBodyPauses, refuseAnnouncedOversize, trustProxyOption } from './http/edge.js';
+import { edgeServerOptions, limitBodyPauses, lingerAfterEarlyReplies, refuseAnnouncedOversize, trustProxyOption } from './http/edge.js';
 import { registerErrorHandling } from './http/errors.js';
 import { loggerOptions, redactingChild } from './http/logging.js';
 import type { Logger } from 'pino';
@@ -78,6 +78,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerErrorHandling(app, { maxUploadMb: Math.round(config.maxUploadBytes / 1024 / 1024) });
   limitBodyPauses(app.server, config.bodyTimeoutMs, app.log);
   refuseAnnouncedOversize(app, config.maxUploadBytes);
+  lingerAfterEarlyReplies(app, config);
 
   // Every route under a version prefix declares who may call it.
   app.addHook('onRoute', (route) => {

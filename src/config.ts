@@ -46,6 +46,14 @@ const envSchema = z.object({
   BODY_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   /** An idle keep-alive connection is closed after this. */
   KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(75_000),
+  /**
+   * A reply sent before its request's body was read (a refused upload) is followed by reading and dropping
+   * the rest of the body for at most this long (nginx's lingering_time), so a client that sends everything
+   * before it reads still gets the reply.
+   */
+  LINGERING_TIME_MS: z.coerce.number().int().min(0).default(30_000),
+  /** ... and at most this much of it; unset: MAX_UPLOAD_MB + 1, the largest upload body taken. */
+  LINGERING_MAX_MB: optionalString.pipe(z.coerce.number<string | undefined>().positive().optional()),
   /** On SIGTERM/SIGINT, what is in flight gets this long; then connections are cut and the process exits. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   /** Proxies whose X-Forwarded-For is believed: unset (none), a hop count, or a comma list of addresses/CIDRs. */
@@ -125,6 +133,8 @@ export interface Config {
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
   keepAliveTimeoutMs: number;
+  lingeringTimeMs: number;
+  lingeringMaxBytes: number;
   shutdownGraceMs: number;
   trustProxy: TrustProxy;
   workerHealthPort: number | undefined;
@@ -187,6 +197,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     headersTimeoutMs: e.HEADERS_TIMEOUT_MS,
     bodyTimeoutMs: e.BODY_TIMEOUT_MS,
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
+    lingeringTimeMs: e.LINGERING_TIME_MS,
+    lingeringMaxBytes: Math.round((e.LINGERING_MAX_MB ?? e.MAX_UPLOAD_MB + 1) * 1024 * 1024),
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     trustProxy: e.TRUST_PROXY,
     workerHealthPort: e.WORKER_HEALTH_PORT,

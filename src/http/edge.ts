@@ -1,5 +1,6 @@
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyHttpOptions, FastifyInstance } from 'fastify';
 import type { Config, TrustProxy } from '../config.js';
 import { Errors } from '../domain/errors.js';
@@ -124,4 +125,68 @@ export function refuseAnnouncedOversize(app: FastifyInstance, maxUploadBytes: nu
     request.log.info({ code: error.code, announced }, 'request refused before its body');
     return reply.code(413).header('connection', 'close').send(failure(error.message));
   });
+}
+
+type Lingering = Pick<Config, 'lingeringTimeMs' | 'lingeringMaxBytes'>;
+
+/**
+ * A reply sent before its request's body was read (every refusal of an upload, a body over the limit)
+ * goes out at once with `Connection: close`; then what the client still sends is read and dropped until
+ * its body ends, for at most `lingeringTimeMs` and `lingeringMaxBytes`, and only then is the connection
+ * closed (nginx's lingering close). Without it a client that writes its whole body before reading (curl
+ * with `Expect:` off, Python's http.client, a front end) blocks on a socket nobody reads until the body
+ * timeout; and a socket closed with bytes unread is reset, which can drop the reply the client has not
+ * read yet. A body announced over the byte bound could not be drained anyway: its connection closes at once.
+ */
+export function lingerAfterEarlyReplies(app: FastifyInstance, bounds: Lingering): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    const raw = request.raw;
+    // Injected requests have no `complete` (and no socket to linger on).
+    if (raw.complete !== false || !carriesBody(raw)) return payload;
+    reply.header('connection', 'close');
+    if (Number(raw.headers['content-length']) > bounds.lingeringMaxBytes || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return payload;
+    const body = Buffer.from(payload);
+    reply.header('content-length', body.length);
+    return lingeringReply(raw, body, bounds, request.log);
+  });
+}
+
+/**
+ * The reply as a stream that ends only when the request's body has been read to its end: Node closes a
+ * `Connection: close` socket as soon as its reply ends, so the end has to wait for the drain. The reply's
+ * bytes, with their Content-Length, are written at once.
+ */
+function lingeringReply(request: IncomingMessage, body: Buffer, bounds: Lingering, log: FastifyBaseLogger): Readable {
+  const reply = new Readable({ read() {} });
+  reply.push(body);
+  const socket = request.socket;
+  let dropped = 0;
+  const stop = () => {
+    clearTimeout(timer);
+    request.off('data', drop);
+    request.off('end', drained);
+    socket.off('close', stop);
+  };
+  const drained = () => {
+    stop();
+    reply.push(null);
+  };
+  const cut = (why: string) => {
+    stop();
+    log.info({ dropped, remoteAddress: socket.remoteAddress }, `the body still arriving after the reply ${why}; connection closed`);
+    socket.destroy();
+  };
+  const drop = (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > bounds.lingeringMaxBytes) cut(`passed ${megabytes(bounds.lingeringMaxBytes)}`);
+  };
+  const timer = setTimeout(() => cut(`took longer than ${bounds.lingeringTimeMs} ms`), bounds.lingeringTimeMs);
+  timer.unref();
+  // Whatever read the body before (the multipart parser) stops; from here on it is dropped.
+  request.unpipe();
+  request.on('data', drop);
+  request.once('end', drained);
+  socket.once('close', stop);
+  request.resume();
+  return reply;
 }
