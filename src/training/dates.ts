@@ -20,9 +20,17 @@ const PART_MIN: Record<DatePart, number> = { year: 2001, month: 1, day: 1, hour:
 export const DATE_FORMATS: readonly string[] = [
   "yyyy-MM-dd'T'HH:mm:ss",
   "yyyy-MM-dd'T'HH:mm",
+  // ISO 8601 in UTC or with an offset (sensor and API exports); offsets are converted to UTC.
+  "yyyy-MM-dd'T'HH:mm:ss'Z'",
+  "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'",
+  "yyyy-MM-dd'T'HH:mm'Z'",
+  "yyyy-MM-dd'T'HH:mm:ssZZ",
+  "yyyy-MM-dd'T'HH:mm:ss.SSSZZ",
+  "yyyy-MM-dd'T'HH:mmZZ",
   'yyyy-MM-dd HH:mm:ss',
   'yyyy-MM-dd HH:mm',
   'yyyy-MM-dd',
+  'yyyy/MM/dd HH:mm:ss',
   'yyyy/MM/dd HH:mm',
   'yyyy/MM/dd',
   'dd/MM/yyyy HH:mm:ss',
@@ -30,6 +38,7 @@ export const DATE_FORMATS: readonly string[] = [
   'dd/MM/yyyy',
   'd/M/yyyy HH:mm',
   'd/M/yyyy',
+  'MM/dd/yyyy HH:mm:ss',
   'MM/dd/yyyy HH:mm',
   'MM/dd/yyyy',
   'M/d/yyyy',
@@ -149,30 +158,98 @@ function lexLess(a: number[], b: number[]): boolean {
   return false;
 }
 
-export type Frequency = 'monthly' | 'daily' | 'hourly' | 'other';
+/**
+ * The sampling interval's name as the status record shows it (issue 28). Sub-daily steps other than the
+ * listed ones are named by their size ("2-hourly", "20-minutely"); "other" = no regular spacing found.
+ */
+export type Frequency =
+  | 'minutely'
+  | 'half-hourly'
+  | 'hourly'
+  | 'daily'
+  | 'business daily'
+  | 'weekly'
+  | 'monthly'
+  | 'quarterly'
+  | 'half-yearly'
+  | 'annual'
+  | 'other'
+  | `${number}-minutely`
+  | `${number}-hourly`
+  | `${number}-daily`;
 
 export interface FrequencyInfo {
   frequency: Frequency;
   /** Stepping unit (finest part that varies) and step size in that unit (modal gap between rows). */
   unit: DatePart;
   step: number;
-  /** Seasonal lag in rows for the baseline: monthly 12, daily 7, hourly 24, else 1 (= naive last value). */
+  /** Steps count weekdays only (business-daily data: Friday to Monday is one step). */
+  businessDays: boolean;
+  /** Seasonal lag in rows for the baseline: the shortest of `periods` rounded, else 1 (= naive last value). */
   season: number;
-  /** Future rows generated when the upload has no rows to forecast: one season (12/7/24), else 1. */
+  /**
+   * Every seasonal period of this spacing in steps, ascending: half-hourly [48, 336], hourly [24, 168],
+   * daily [7, 365.25], business daily [5, 260.89], weekly [52.18], monthly [12], quarterly [4]; the engine
+   * keeps those the known rows hold two cycles of.
+   */
+  periods: number[];
+  /** Future rows generated when the upload has no rows to forecast: one natural cycle (a day of half-hours, a week of days). */
   horizon: number;
 }
 
-export const NO_TIME_AXIS: FrequencyInfo = { frequency: 'other', unit: 'day', step: 1, season: 1, horizon: 1 };
+export const NO_TIME_AXIS: FrequencyInfo = { frequency: 'other', unit: 'day', step: 1, businessDays: false, season: 1, periods: [], horizon: 1 };
+
+const MINUTES_PER_DAY = 1440;
+const DAYS_PER_YEAR = 365.25;
+
+/** Name, seasonal periods and default horizon of a regular spacing of `step` `unit`s. */
+export function spacing(unit: DatePart, step: number, businessDays = false): Omit<FrequencyInfo, 'unit' | 'step' | 'businessDays' | 'season'> {
+  const of = (frequency: Frequency, periods: number[], horizon: number) => ({ frequency, periods, horizon });
+  if (unit === 'minute' || unit === 'hour') {
+    const minutes = step * (unit === 'hour' ? 60 : 1);
+    const name: Frequency =
+      unit === 'hour' ? (step === 1 ? 'hourly' : `${step}-hourly`) : step === 1 ? 'minutely' : step === 30 ? 'half-hourly' : `${step}-minutely`;
+    // A spacing that divides the day has daily and weekly cycles; the default horizon is one day.
+    if (MINUTES_PER_DAY % minutes !== 0) return of(name, [], 1);
+    const day = MINUTES_PER_DAY / minutes;
+    return of(name, day > 1 ? [day, 7 * day] : [], Math.max(1, day));
+  }
+  if (unit === 'day') {
+    if (businessDays && step === 1) return of('business daily', [5, (DAYS_PER_YEAR * 5) / 7], 5);
+    if (step === 1) return of('daily', [7, DAYS_PER_YEAR], 7);
+    if (step === 7) return of('weekly', [DAYS_PER_YEAR / 7], 52);
+    return of(`${step}-daily`, [], 1);
+  }
+  if (unit === 'month') {
+    if (step === 1) return of('monthly', [12], 12);
+    if (step === 3) return of('quarterly', [4], 4);
+    if (step === 6) return of('half-yearly', [2], 2);
+    if (step === 12) return of('annual', [], 1);
+    return of('other', [], 1);
+  }
+  return of(step === 1 ? 'annual' : 'other', [], 1);
+}
+
+/** What the known timestamps told about themselves: duplicates dropped and missing steps (gaps). */
+export interface TimeReport {
+  duplicates: number;
+  missingSteps: number;
+}
 
 /**
- * Frequency from the modal positive gap between consecutive known timestamps, measured in `unit`.
- * Duplicated/backwards timestamps (several series in one file) are ignored for the mode.
+ * Frequency from the modal positive gap between consecutive known timestamps, measured in `unit` (robust to
+ * gaps: a few missing steps do not move the mode). Duplicated/backwards timestamps are ignored for the mode.
+ * Daily data with no weekend day and Friday-to-Monday gaps is business daily.
  */
 export function detectFrequency(timeline: (DateTime | null)[], unit: DatePart): FrequencyInfo {
   const counts = new Map<number, number>();
   let previous: DateTime | null = null;
+  let dated = 0;
+  let weekend = 0;
   for (const dt of timeline) {
     if (dt === null) continue;
+    dated++;
+    if (dt.weekday >= 6) weekend++;
     if (previous !== null) {
       const gap = Math.round(gapIn(previous, dt, unit));
       if (gap > 0) counts.set(gap, (counts.get(gap) ?? 0) + 1);
@@ -187,10 +264,35 @@ export function detectFrequency(timeline: (DateTime | null)[], unit: DatePart): 
       best = count;
     }
   }
-  if (step === 1 && unit === 'month') return { frequency: 'monthly', unit, step, season: 12, horizon: 12 };
-  if (step === 1 && unit === 'day') return { frequency: 'daily', unit, step, season: 7, horizon: 7 };
-  if (step === 1 && unit === 'hour') return { frequency: 'hourly', unit, step, season: 24, horizon: 24 };
-  return { frequency: 'other', unit, step, season: 1, horizon: 1 };
+  if (best === 0) return { ...NO_TIME_AXIS, unit };
+  const businessDays = unit === 'day' && step === 1 && dated >= 10 && weekend === 0 && (counts.get(3) ?? 0) > 0;
+  const found = spacing(unit, step, businessDays);
+  const season = found.periods.length > 0 ? Math.round(found.periods[0] as number) : 1;
+  return { ...found, unit, step, businessDays, season };
+}
+
+/** Steps of `axis` from a to b (fractional when b is off the grid). */
+export function stepsBetween(a: DateTime, b: DateTime, axis: Pick<FrequencyInfo, 'unit' | 'step' | 'businessDays'>): number {
+  if (axis.businessDays) return (businessDayOf(b) - businessDayOf(a)) / axis.step;
+  return gapIn(a, b, axis.unit) / axis.step;
+}
+
+/** The date `steps` steps of `axis` after dt. */
+export function stepFrom(dt: DateTime, axis: Pick<FrequencyInfo, 'unit' | 'step' | 'businessDays'> & { monthEnd?: boolean }, steps: number): DateTime {
+  if (!axis.businessDays) return stepDate(dt, axis.unit, steps * axis.step, axis.monthEnd ?? false);
+  const target = businessDayOf(dt) + steps * axis.step;
+  const days = Math.floor(target / 5) * 7 + (((target % 5) + 5) % 5);
+  const start = dt.startOf('day');
+  return MONDAY.plus({ days }).set({ hour: dt.hour, minute: dt.minute, second: dt.second, millisecond: dt.millisecond }).setZone(start.zone);
+}
+
+/** 1970-01-05 was a Monday: weekdays are counted from it, a weekend day counts as the Monday after. */
+const MONDAY = DateTime.fromObject({ year: 1970, month: 1, day: 5 }, { zone: 'utc' });
+
+function businessDayOf(dt: DateTime): number {
+  const days = Math.floor((Date.UTC(dt.year, dt.month - 1, dt.day) - MONDAY.toMillis()) / 86_400_000);
+  const weeks = Math.floor(days / 7);
+  return weeks * 5 + Math.min(days - weeks * 7, 5);
 }
 
 const UNIT_MS: Partial<Record<DatePart, number>> = { day: 86_400_000, hour: 3_600_000, minute: 60_000 };

@@ -19,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { DateTime } from 'luxon';
-import { stepDate, withDateCache } from './dates.js';
+import { stepFrom, withDateCache } from './dates.js';
 import type { CellReader } from './encoder.js';
 import { featureNames, featuresOf, fitFeatureSpace } from './features.js';
 import { kFold, rollingOrigin, type Backtest } from './backtest.js';
@@ -100,7 +100,7 @@ function place(input: TrainingInput, analysis: Analysis): Placement {
     targets = futureRows(input, analysis).map((cells, j) => ({
       rowIndex: null,
       cells,
-      date: lastDate && axis.source !== 'none' ? stepDate(lastDate, axis.unit, (j + 1) * axis.step, axis.monthEnd) : null,
+      date: lastDate && axis.source !== 'none' ? stepFrom(lastDate, axis, j + 1) : null,
       time: lastTime + 1 + j,
     }));
   }
@@ -108,17 +108,12 @@ function place(input: TrainingInput, analysis: Analysis): Placement {
   const horizon = timeOrdered
     ? Math.max(1, Math.min(Math.max(...ahead, 1), Math.floor(knownTimes.length / 2)))
     : Math.max(1, targets.length);
-  // Quarters (month steps of 3) are a season of 4, as every forecasting library reads them (issue 23);
-  // dates.ts names their frequency 'other', which the upload's default horizon keeps.
-  const quarterly = axis.unit === 'month' && axis.step === 3;
-  const season = timeOrdered ? Math.max(1, quarterly ? 4 : axis.season) : 1;
-  const info: SeriesInfo = {
-    timeOrdered,
-    frequency: axis.frequency,
-    season,
-    periods: season > 1 ? [season] : [],
-    horizon,
-  };
+  // Only the periods the known rows hold two full cycles of can be learnt (issue 28); the shortest is the
+  // season the one-season families (seasonal naive, SARIMA, ETS, Theta, season dummies) take.
+  const span = knownTimes.length > 0 ? (knownTimes[knownTimes.length - 1] as number) - (knownTimes[0] as number) + 1 : 0;
+  const periods = timeOrdered ? axis.periods.filter((p) => Math.round(p) > 1 && 2 * p <= span) : [];
+  const season = periods.length > 0 ? Math.round(periods[0] as number) : 1;
+  const info: SeriesInfo = { timeOrdered, frequency: axis.frequency, season, periods, horizon };
   const series: SeriesState = {
     timeOrdered,
     source: axis.source,
@@ -130,7 +125,9 @@ function place(input: TrainingInput, analysis: Analysis): Placement {
     step: axis.step,
     monthEnd: axis.monthEnd,
     frequency: axis.frequency,
+    businessDays: axis.businessDays,
     season,
+    periods,
     horizon,
     origin: firstDate ? firstDate.toISO() : null,
     lastTime,
@@ -270,6 +267,8 @@ function forecast(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, 
       horizon: info.horizon,
       frequency: info.timeOrdered ? info.frequency : 'none',
       season: info.season,
+      periods: info.periods,
+      ...(timeNotesOf(analysis, info).length > 0 ? { timeNotes: timeNotesOf(analysis, info) } : {}),
       outputs: runs.map(selectionOf),
     },
     metrics: metricsOf(runs, backtest),
@@ -283,6 +282,16 @@ function forecast(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, 
     },
     timing: { trainMs, samples: n, epochs: 0, samplesEpochsPerSecond: 0 },
   };
+}
+
+/** What the status record says about the time axis beyond its frequency: repeated stamps and gaps. */
+function timeNotesOf(analysis: Analysis, info: SeriesInfo): string[] {
+  if (!info.timeOrdered) return [];
+  const { duplicates, missingSteps } = analysis.timeReport;
+  const notes: string[] = [];
+  if (duplicates > 0) notes.push(`${duplicates} repeated timestamp${duplicates === 1 ? '' : 's'}: kept the last row of each`);
+  if (missingSteps > 0) notes.push(`${missingSteps} missing step${missingSteps === 1 ? '' : 's'} between known rows (gaps left as they are)`);
+  return notes;
 }
 
 /** The widths of the stored model, and (on the run, for the report) their held-out coverage on the backtest. */

@@ -8,7 +8,7 @@
  * last known row, in the order given.
  */
 import { DateTime } from 'luxon';
-import { dateFromParts, gapIn, parseDate, type Frequency } from './dates.js';
+import { dateFromParts, parseDate, stepsBetween, type Frequency } from './dates.js';
 import { readPart, type CellReader } from './encoder.js';
 import { featuresOf, type FeatureSpaceState } from './features.js';
 import { widthAt, type IntervalWidths } from './intervals.js';
@@ -29,7 +29,11 @@ export interface SeriesState {
   step: number;
   monthEnd: boolean;
   frequency: Frequency;
+  /** Steps count weekdays only (issue 28); absent in models stored before it. */
+  businessDays?: boolean;
   season: number;
+  /** The seasonal periods the families were given (issue 28); absent in models stored before it. */
+  periods?: number[];
   horizon: number;
   /** ISO date of time 0 (the first known row), null without dates. */
   origin: string | null;
@@ -86,7 +90,7 @@ export function rowDateOf(series: SeriesState, read: CellReader): DateTime | nul
 export function timeOf(series: SeriesState, date: DateTime | null): number | null {
   if (!date || series.origin === null) return null;
   const origin = DateTime.fromISO(series.origin, { zone: 'utc' });
-  return Math.round(gapIn(origin, date, series.unit) / series.step);
+  return Math.round(stepsBetween(origin, date, { unit: series.unit, step: series.step, businessDays: series.businessDays ?? false }));
 }
 
 const revived = new WeakMap<OutputState, FittedModel[]>();

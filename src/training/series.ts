@@ -6,8 +6,9 @@
  * Rows whose output cells are ALL empty are rows to forecast. A known row is skipped (invalid) when an output
  * cell is empty or a numeric output/input, date part or date cell does not parse: it is treated as missing,
  * never imputed. `dataRowsToConsider` keeps the most recent N valid known rows; at least MIN_KNOWN_ROWS.
- * Future rows (when nothing is left to forecast): `horizon` rows (monthly 12, daily 7, hourly 24, else 1)
- * stepped from the last known date, other inputs copied from the last known row.
+ * Future rows (when nothing is left to forecast): `horizon` rows, one natural cycle of the detected spacing
+ * (dates.ts spacing(): a day of half-hours, a week of days, a year of months), stepped from the last known
+ * date, other inputs copied from the last known row. Repeated stamps keep their last row; gaps are counted.
  */
 import type { DateTime } from 'luxon';
 import {
@@ -16,12 +17,13 @@ import {
   detectDateFormat,
   detectFrequency,
   finestVaryingPart,
-  gapIn,
   isMonthEndSeries,
   parseDate,
-  stepDate,
+  stepFrom,
+  stepsBetween,
   timelineFromParts,
   type PartValues,
+  type TimeReport,
 } from './dates.js';
 import { readPart, type CellReader, type TimeAxisState } from './encoder.js';
 import { TrainingError, type ColumnSpec, type TrainingInput } from './types.js';
@@ -43,6 +45,8 @@ export interface Analysis {
   timeAxis: TimeAxisState;
   dateFormats: Record<string, string>;
   timeline: (DateTime | null)[];
+  /** Duplicate timestamps dropped from `known` and steps missing between known rows (time-ordered uploads). */
+  timeReport: TimeReport;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -93,7 +97,7 @@ export function analyse(input: TrainingInput): Analysis {
 
   const valid = candidates.filter((i) => isValidKnownRow(readers[i] as CellReader, columns, dateFormats));
   const limit = input.params.dataRowsToConsider;
-  const known = limit !== undefined && limit > 0 && valid.length > limit ? valid.slice(valid.length - Math.floor(limit)) : valid;
+  let known = limit !== undefined && limit > 0 && valid.length > limit ? valid.slice(valid.length - Math.floor(limit)) : valid;
   if (known.length < MIN_KNOWN_ROWS) {
     throw invalid(`At least ${MIN_KNOWN_ROWS} valid rows with known outputs are needed, found ${known.length}`);
   }
@@ -138,13 +142,51 @@ export function analyse(input: TrainingInput): Analysis {
     });
     timeAxis = { ...timeAxis, source: 'date', dateColumn: { column, format }, realDates: true };
   }
+  let timeReport: TimeReport = { duplicates: 0, missingSteps: 0 };
   if (timeAxis.source !== 'none') {
     const knownDates = known.map((i) => timeline[i]).filter((d): d is DateTime => d != null);
     const monthEnd = timeAxis.realDates && isMonthEndSeries(knownDates);
     const unit = monthEnd ? 'month' : finestVaryingPart(knownDates);
     timeAxis = { ...timeAxis, ...detectFrequency(known.map((i) => timeline[i] ?? null), unit), monthEnd };
+    const deduplicated = dropDuplicateStamps(known, timeline);
+    if (deduplicated.length < known.length && deduplicated.length >= MIN_KNOWN_ROWS) {
+      timeReport = { ...timeReport, duplicates: known.length - deduplicated.length };
+      known = deduplicated;
+    }
+    timeReport = { ...timeReport, missingSteps: missingSteps(known, timeline, timeAxis) };
   }
-  return { columns, readers, known, forecast, timeAxis, dateFormats, timeline };
+  return { columns, readers, known, forecast, timeAxis, dateFormats, timeline, timeReport };
+}
+
+/**
+ * A series whose stamps never go backwards but repeat (a logger writing twice, a DST hour exported in local
+ * time) keeps the last row of each stamp, the latest reading; stamps that go backwards are several series in
+ * one file, which stay as they are (tabular). Returns `known` unchanged when there is nothing to drop.
+ */
+function dropDuplicateStamps(known: number[], timeline: (DateTime | null)[]): number[] {
+  const millis = known.map((i) => timeline[i]?.toMillis() ?? null);
+  if (millis.some((m) => m === null)) return known;
+  let repeats = 0;
+  for (let k = 1; k < millis.length; k++) {
+    const gap = (millis[k] as number) - (millis[k - 1] as number);
+    if (gap < 0) return known;
+    if (gap === 0) repeats++;
+  }
+  if (repeats === 0) return known;
+  return known.filter((_, k) => k === millis.length - 1 || millis[k] !== millis[k + 1]);
+}
+
+/** Steps of the detected spacing with no known row between the first and the last known row. */
+function missingSteps(known: number[], timeline: (DateTime | null)[], axis: TimeAxisState): number {
+  let missing = 0;
+  for (let k = 1; k < known.length; k++) {
+    const a = timeline[known[k - 1] as number];
+    const b = timeline[known[k] as number];
+    if (!a || !b) continue;
+    const steps = Math.round(stepsBetween(a, b, axis));
+    if (steps > 1) missing += steps - 1;
+  }
+  return missing;
 }
 
 function isValidKnownRow(read: CellReader, columns: ColumnSpec[], dateFormats: Record<string, string>): boolean {
@@ -179,8 +221,7 @@ export function futureRows(input: TrainingInput, analysis: Analysis): (string | 
   }
   const result: (string | null)[][] = [];
   for (let k = 1; k <= axis.horizon; k++) {
-    const offset = k * axis.step;
-    const date = lastDate ? stepDate(lastDate, axis.unit, offset, axis.monthEnd) : null;
+    const date = lastDate ? stepFrom(lastDate, axis, k) : null;
     result.push(
       input.header.map((name, i) => {
         const spec = specs.get(name);
@@ -189,7 +230,7 @@ export function futureRows(input: TrainingInput, analysis: Analysis): (string | 
         if (spec.role === 'date') {
           const base = lastDates.get(name) ?? null;
           const format = analysis.dateFormats[name] as string;
-          return base && axis.source !== 'none' ? stepDate(base, axis.unit, offset, axis.monthEnd).toFormat(format) : (last[i] ?? '');
+          return base && axis.source !== 'none' ? stepFrom(base, axis, k).toFormat(format) : (last[i] ?? '');
         }
         return last[i] ?? '';
       }),
@@ -204,6 +245,5 @@ export function futureRows(input: TrainingInput, analysis: Analysis): (string | 
  * for rows without a date. Rounded: month-end and DST wobble stay on their step.
  */
 export function timeIndex(analysis: Analysis, origin: DateTime): (number | null)[] {
-  const { unit, step } = analysis.timeAxis;
-  return analysis.timeline.map((date) => (date ? Math.round(gapIn(origin, date, unit) / step) : null));
+  return analysis.timeline.map((date) => (date ? Math.round(stepsBetween(origin, date, analysis.timeAxis)) : null));
 }

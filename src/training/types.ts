@@ -160,6 +160,10 @@ export interface SelectionReport {
   horizon: number;
   frequency: string;
   season: number;
+  /** Every seasonal period the families were given, ascending (issue 28); absent before it. */
+  periods?: number[];
+  /** Repeated timestamps dropped and gaps found on the time axis, one sentence each (issue 28). */
+  timeNotes?: string[];
   outputs: OutputSelection[];
 }
 

@@ -24,6 +24,8 @@ interface Stat {
     scheme: string;
     horizon: number;
     frequency: string;
+    season: number;
+    periods?: number[];
     outputs: { column: string; chosen: string; error: number; baseline: { name: string; error: number }; candidates: { name: string; error: number | null }[] }[];
   };
 }
@@ -66,6 +68,27 @@ function longDaily(days: number) {
     lines.push(`${d.getUTCFullYear()},${d.getUTCMonth() + 1},${d.getUTCDate()},${temp.toFixed(2)},${i < days - 30 ? load.toFixed(2) : ''}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Half-hourly electricity-like load (issue 28): a daily shape, quieter weekends, a little noise; `days` days
+ * from Monday 2000-06-05 00:00 in one `timestamp` column, the last day left empty.
+ */
+function halfHourly(days: number) {
+  const rand = lcg(11);
+  const lines = ['timestamp,load'];
+  const values: number[] = [];
+  const start = Date.UTC(2000, 5, 5);
+  for (let i = 0; i < days * 48; i++) {
+    const d = new Date(start + i * 1_800_000);
+    const hour = i % 48 / 2;
+    const weekend = d.getUTCDay() === 0 || d.getUTCDay() === 6;
+    const load = (weekend ? 300 : 400) + 120 * Math.sin((2 * Math.PI * (hour - 9)) / 24) + 40 * Math.sin((4 * Math.PI * hour) / 24) + (rand() - 0.5) * 30;
+    values.push(Number(load.toFixed(1)));
+    const stamp = d.toISOString().slice(0, 19).replace('T', ' ');
+    lines.push(`${stamp},${i < (days - 1) * 48 ? load.toFixed(1) : ''}`);
+  }
+  return { csv: `${lines.join('\n')}\n`, values, known: (days - 1) * 48 };
 }
 
 async function newJob() {
@@ -253,6 +276,46 @@ describe('forecasting engine through the API', () => {
       const moved = await ctx.request({ method: 'PUT', url: `${CURRENT}/data.php`, ...form({ session: user.session, job_id: job.jobId, output: 1, period: 'P1M' }) });
       expect(moved.envelope.status).toBe(0);
       expect((await output(job.jobId))[0]).toEqual({ ...before[0], month: '2' });
+    });
+  });
+
+  describe('a half-hourly series with daily and weekly seasons (16 days known, the 17th hidden)', () => {
+    const series = halfHourly(17);
+    let jobId: number;
+    let rows: Row[];
+
+    beforeAll(async () => {
+      ({ jobId } = await jobWithData(series.csv));
+      await finished(jobId);
+      rows = await output(jobId);
+    }, ENGINE_TIMEOUT);
+
+    it('forecasts every empty row, closer than the value a week before', () => {
+      expect(rows).toHaveLength(48);
+      expect(rows[0]!.timestamp).toBe('2000-06-21 00:00:00');
+      expect(rows[47]!.timestamp).toBe('2000-06-21 23:30:00');
+      const predicted = rows.map((r) => Number(r.load));
+      expect(predicted.every(Number.isFinite)).toBe(true);
+      const truth = series.values.slice(series.known);
+      const weekAgo = truth.map((_, i) => series.values[series.known - 336 + i]!);
+      expect(mae(predicted, truth)).toBeLessThan(mae(weekAgo, truth));
+      // Not a flat line: the forecast swings with the day as the history does.
+      expect(Math.max(...predicted) - Math.min(...predicted)).toBeGreaterThan(150);
+    });
+
+    it('says in the status record which spacing and periods it found', async () => {
+      const s = await stat(jobId);
+      expect(s.Selection).toMatchObject({ frequency: 'half-hourly', season: 48, periods: [48, 336], horizon: 48 });
+      for (const text of [s.Explanation, (await statusRecords(jobId))[0]!.text]) {
+        expect(text).toContain('frequency half-hourly (season 48; periods 48, 336)');
+      }
+    });
+
+    it('draws the chart on a time-of-day axis', async () => {
+      const res = await ctx.app.inject({ method: 'GET', url: `${CURRENT}/charts.php?session=${user.session}&job_id=${jobId}&format=svg&history=300` });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe('image/svg+xml; charset=utf-8');
+      expect(res.body).toMatch(/>\d\d (May|Jun) \d\d:\d\d</);
     });
   });
 

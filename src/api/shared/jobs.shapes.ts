@@ -59,6 +59,8 @@ const SelectionReport = z.object({
   horizon: z.number(),
   frequency: z.string(),
   season: z.number(),
+  periods: z.array(z.number()).optional(),
+  timeNotes: z.array(z.string()).optional(),
   outputs: z.array(
     z.object({
       column: z.string(),

@@ -28,6 +28,18 @@ const CLASS_COLORS = ['#4c78a8', '#f58518'];
 const frame = (size: PanelSize) => ({ width: size.width, height: size.height, autosize: { type: 'fit' as const, contains: 'padding' as const } });
 const config = { legend: { orient: 'top' as const, title: null }, title: { anchor: 'start' as const, subtitleColor: '#555' } };
 
+const DAY_MS = 86_400_000;
+
+/** Consecutive drawn rows closer than a day apart: the axis needs the time of day. */
+function subDaily(panel: SeriesPanel): boolean {
+  const xs = [...panel.history, ...panel.forecast].map((p) => p.x);
+  for (let i = 1; i < xs.length; i++) {
+    const gap = (xs[i] as number) - (xs[i - 1] as number);
+    if (gap > 0 && gap < DAY_MS) return true;
+  }
+  return false;
+}
+
 /**
  * A numeric output: `line` draws history and forecast over time with the 80%/95% bands and a dashed
  * rule at the boundary; `points` (tabular outputs, no time axis) draws known and predicted values by
@@ -35,12 +47,15 @@ const config = { legend: { orient: 'top' as const, title: null }, title: { ancho
  */
 export function seriesSpec(panel: SeriesPanel, title: PanelTitle, size: PanelSize, style: 'line' | 'points'): TopLevelSpec {
   const temporal = panel.axis === 'time';
+  // Sub-daily rows (half-hourly load, hourly traffic) read by the time of day: Vega's automatic ticks on a
+  // span of days would label only the dates (issue 28).
+  const timeOfDay = temporal && subDaily(panel);
   const x = {
     field: 'x',
     type: temporal ? ('temporal' as const) : ('quantitative' as const),
     title: temporal ? null : 'row',
     scale: temporal ? { type: 'utc' as const } : { zero: false },
-    axis: { labelOverlap: true },
+    axis: { labelOverlap: true, ...(timeOfDay ? { format: '%d %b %H:%M', formatType: 'utc' as const } : {}) },
   };
   const y = (field: string) => ({ field, type: 'quantitative' as const, title: panel.column, scale: { zero: false } });
   // Each layer names its series in a field (the schema allows a scale and legend only on field definitions).

@@ -44,6 +44,16 @@ function scheme(s: SelectionReport): string {
 export function explainSelection(s: SelectionReport | null | undefined): string {
   if (!s) return 'model family network: the single neural network (no backtest selection)';
   const family = s.modelFamily === 'network' ? 'model family network (the legacy single neural network)' : 'model family auto (chosen by backtest)';
-  const season = s.season > 1 ? ` (season ${s.season})` : '';
-  return `${family}; ${s.outputs.map(output).join('; ')}; ${scheme(s)}, horizon ${s.horizon}, frequency ${s.frequency}${season}`;
+  return `${family}; ${s.outputs.map(output).join('; ')}; ${scheme(s)}, horizon ${s.horizon}, frequency ${s.frequency}${seasons(s)}${timeNotes(s)}`;
+}
+
+/** The season, and every period when there are several (half-hourly: "season 48; periods 48, 336"). */
+function seasons(s: SelectionReport): string {
+  const periods = (s.periods ?? []).map((p) => String(Number(p.toFixed(2))));
+  if (periods.length > 1) return ` (season ${s.season}; periods ${periods.join(', ')})`;
+  return s.season > 1 ? ` (season ${s.season})` : '';
+}
+
+function timeNotes(s: SelectionReport): string {
+  return (s.timeNotes ?? []).map((note) => `; ${note}`).join('');
 }

@@ -3,6 +3,8 @@
  * clear in the backtest. With T the last fitted time, s the season and h = t - T:
  *  naive           y(T)
  *  seasonal_naive  the latest fitted value of the same season slot (t mod s), i.e. y(T + h - k s)
+ *  seasonal_naive_long  the same for the longest period when the data has several (half-hourly: a week
+ *                  ago, 336 steps; hourly 168; daily a year, 365): the baseline every load forecaster beats
  *  drift           y(T) + h * slope, slope = (y(T) - y(first)) / (T - first)
  *  seasonal_drift  seasonal naive + slope * (t - time of that slot's value)
  *  mean            mean of the fitted values (with median, the numeric ones for tabular data)
@@ -14,7 +16,7 @@
  */
 import type { FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
 
-type NaiveName = 'naive' | 'seasonal_naive' | 'drift' | 'seasonal_drift' | 'mean' | 'median' | 'season_mean';
+type NaiveName = 'naive' | 'seasonal_naive' | 'seasonal_naive_long' | 'drift' | 'seasonal_drift' | 'mean' | 'median' | 'season_mean';
 
 interface NaiveState {
   lastTime: number;
@@ -66,6 +68,7 @@ function medianOf(y: number[]): number {
 const FORMULAS: Record<NaiveName, (s: NaiveState, t: number) => number> = {
   naive: (s) => s.last,
   seasonal_naive: (s, t) => s.slotValues[slotOf(t, s.season)] as number,
+  seasonal_naive_long: (s, t) => s.slotValues[slotOf(t, s.season)] as number,
   drift: (s, t) => s.last + s.slope * (t - s.lastTime),
   seasonal_drift: (s, t) => {
     const k = slotOf(t, s.season);
@@ -79,6 +82,7 @@ const FORMULAS: Record<NaiveName, (s: NaiveState, t: number) => number> = {
 const DESCRIPTIONS: Record<NaiveName, (s: NaiveState) => string> = {
   naive: () => 'last value',
   seasonal_naive: (s) => `seasonal naive (season ${s.season})`,
+  seasonal_naive_long: (s) => `seasonal naive (season ${s.season})`,
   drift: () => 'last value + drift',
   seasonal_drift: (s) => `seasonal naive + drift (season ${s.season})`,
   mean: () => 'mean',
@@ -97,16 +101,23 @@ function naiveFamily(name: NaiveName, applies: (info: SeriesInfo, rows: number) 
     kind: 'numeric',
     applies,
     cost: () => 1,
-    fit: (rows, ctx) => revive(summarise(rows, name === 'mean' || name === 'median' ? 1 : Math.max(1, ctx.info.season), name === 'median')),
+    fit: (rows, ctx) => revive(summarise(rows, seasonOf(name, ctx.info), name === 'median')),
     revive,
   };
 }
 
 const seasonal = (info: SeriesInfo) => info.timeOrdered && info.season > 1;
+const longest = (info: SeriesInfo) => Math.round(info.periods.at(-1) ?? 1);
+
+function seasonOf(name: NaiveName, info: SeriesInfo): number {
+  if (name === 'mean' || name === 'median') return 1;
+  return Math.max(1, name === 'seasonal_naive_long' ? longest(info) : info.season);
+}
 
 export const naiveFamilies: ModelFamily[] = [
   naiveFamily('naive', (info, n) => info.timeOrdered && n >= 1),
   naiveFamily('seasonal_naive', (info, n) => seasonal(info) && n >= info.season),
+  naiveFamily('seasonal_naive_long', (info, n) => info.timeOrdered && info.periods.length > 1 && n >= longest(info)),
   naiveFamily('drift', (info, n) => info.timeOrdered && n >= 2),
   naiveFamily('seasonal_drift', (info, n) => seasonal(info) && n >= info.season + 2),
   naiveFamily('mean', (_info, n) => n >= 1),
@@ -137,4 +148,4 @@ export const majorityFamily: ModelFamily<MajorityState> = {
 };
 
 /** Names of the families that form the baseline every forecast must clear. */
-export const NAIVE_NAMES = new Set(['naive', 'seasonal_naive', 'drift', 'seasonal_drift', 'mean', 'median', 'season_mean', 'majority']);
+export const NAIVE_NAMES = new Set(['naive', 'seasonal_naive', 'seasonal_naive_long', 'drift', 'seasonal_drift', 'mean', 'median', 'season_mean', 'majority']);
