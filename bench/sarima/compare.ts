@@ -23,7 +23,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FitContext } from '../../src/training/models/model.js';
-import { sarimaFamily, toGrid, type SarimaOrders } from '../../src/training/models/sarima.js';
+import { toGrid } from '../../src/training/models/closed-forms.js';
+import type { SarimaOrders } from '../../src/training/models/sarima-fit.js';
+import { sarimaFamily } from '../../src/training/models/sarima.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // vega-datasets exports no subpaths; its data folder sits in the project's node_modules.

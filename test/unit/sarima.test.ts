@@ -1,18 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { FitContext, FitRows, SeriesInfo } from '../../src/training/models/model.js';
 import { SETS } from '../../bench/forecast/datasets.js';
-import {
-  aiccOf,
-  chooseDifferencing,
-  coefficientsOf,
-  fitOnce,
-  kpss,
-  minRootModulus,
-  sarimaFamily,
-  seasonalStrength,
-  toGrid,
-  type SarimaState,
-} from '../../src/training/models/sarima.js';
+import { toGrid } from '../../src/training/models/closed-forms.js';
+import { coefficientsOf, fitOnce, minRootModulus } from '../../src/training/models/sarima-fit.js';
+import { aiccOf, chooseDifferencing, kpss, seasonalStrength } from '../../src/training/models/sarima-search.js';
+import { sarimaFamily, type SarimaState } from '../../src/training/models/sarima.js';
 import { mulberry32 } from '../../src/training/prng.js';
 
 const PATTERN = [5, 3, 0, -2, -4, -6, -3, 0, 2, 4, 6, 8];

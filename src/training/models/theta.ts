@@ -14,7 +14,7 @@
  */
 import { fitEts, gridOf, type EtsState } from './ets.js';
 import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows } from './model.js';
-import { lineThrough } from './sarima.js';
+import { lineThrough } from './closed-forms.js';
 
 const MAX_SEASON = 60;
 const MIN_ROWS = 8;
