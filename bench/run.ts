@@ -6,6 +6,7 @@ const all: Record<string, () => Promise<unknown>> = {
   replies: async () => (await import('./replies/run.js')).benchReplies(),
   forecast: async () => (await import('./forecast/run.js')).benchForecast(),
   corpus: async () => (await import('./forecast/corpus.js')).benchCorpus(),
+  subdaily: async () => (await import('./forecast/subdaily.js')).benchSubdaily(),
   ablation: async () => (await import('./forecast/ablation.js')).benchAblation(),
   intervals: async () => (await import('./forecast/intervals.js')).benchIntervals(),
   tabular: async () => (await import('./forecast/tabular.js')).benchTabular(),

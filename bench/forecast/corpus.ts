@@ -3,7 +3,9 @@
  * (datasets.ts corpusSets): from `vega-datasets` employment by sector, unemployment by industry, five stock
  * prices, disaster deaths, Playfair's wheat price and New York's daily weather (temp_max from the other
  * measurements, as the Seattle set); from @stdlib datasets US births per month and per day (1969-1988,
- * 1994-2003, 2000-2014) and US infant mortality 1915-2013. The benchmark's eight sets are few
+ * 1994-2003, 2000-2014) and US infant mortality 1915-2013; since issue 28 also seven sub-daily series
+ * (datasets.ts subDailySets: hourly, half-hourly and 15-minute flights, hourly GitHub activity and temperature
+ * normals, a week ahead; their R and statsmodels peers are in subdaily.ts). The benchmark's eight sets are few
  * and known by heart; a change to the engine that helps one of them is kept only if it does not make this
  * corpus worse, so the engine is never tuned to the rows it is scored on.
  *
@@ -131,6 +133,7 @@ function summaryTable(results: SeriesResult[]): string {
     ['last value', (r) => r.naive.naive],
     ['drift', (r) => r.naive.drift],
     ['seasonal naive (monthly series)', (r) => r.naive['seasonal naive']],
+    ['weekly naive (sub-daily series: the longest period)', (r) => (r.set.time?.periods ? r.naive['weekly naive'] : undefined)],
     ['statsmodels SARIMA', (r) => r.library.sarima],
     ['statsmodels Holt-Winters', (r) => r.library.holt_winters],
     ['statsmodels ETS (AICc)', (r) => r.library.ets],

@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { trainModel } from '../../src/training/engine.js';
 import { intervalWidths } from '../../src/training/intervals.js';
 import { mulberry32 } from '../../src/training/prng.js';
+import type { TrainingResult } from '../../src/training/types.js';
 import { inputOf } from './ablation.js';
 import { geometricMean } from './corpus.js';
 import { corpusSets, longHorizonSets, SETS, type ForecastSet } from './datasets.js';
@@ -35,9 +36,9 @@ const OUT = join(dirname(fileURLToPath(import.meta.url)), '..', '.out');
 const ONLY = process.env.BENCH_CORPUS_ONLY ? new RegExp(process.env.BENCH_CORPUS_ONLY) : null;
 const BENCHMARK_SETS = ['seattle', 'co2', 'employment', 'sp500', 'globaltemp', 'cars'];
 
-interface IntervalResult {
+export interface IntervalResult {
   id: string;
-  group: 'corpus' | 'benchmark' | 'long horizon';
+  group: 'corpus' | 'benchmark' | 'long horizon' | 'sub-daily';
   rows: number;
   horizon: number;
   cover80: number;
@@ -48,7 +49,7 @@ interface IntervalResult {
   scale: number;
 }
 
-function msisScale(set: ForecastSet): number {
+export function msisScale(set: ForecastSet): number {
   const hidden = new Set(set.hidden);
   const known = set.y.filter((_, i) => !hidden.has(i)).map(Number);
   const lag = known.length > (set.time?.season ?? 1) ? (set.time?.season ?? 1) : 1;
@@ -61,7 +62,11 @@ const intervalScore = (lo: number, hi: number, y: number, alpha: number) =>
   hi - lo + (2 / alpha) * Math.max(0, lo - y) + (2 / alpha) * Math.max(0, y - hi);
 
 function measure(set: ForecastSet, group: IntervalResult['group']): IntervalResult {
-  const result = trainModel(inputOf(set));
+  return intervalsOf(set, group, trainModel(inputOf(set)));
+}
+
+/** Coverage and interval scores of one training's forecast of `set` (subdaily.ts reuses its own in-process run). */
+export function intervalsOf(set: ForecastSet, group: IntervalResult['group'], result: TrainingResult): IntervalResult {
   const out = { id: set.id, group, rows: 0, horizon: result.selection?.horizon ?? 0, cover80: 0, cover95: 0, score80: 0, score95: 0, scale: msisScale(set) };
   result.forecasts.forEach((f, i) => {
     const interval = f.intervals?.[set.target];

@@ -6,6 +6,7 @@
  *    seasonal naive + drift (seasonal naive plus the mean seasonal difference per season elapsed), mean,
  *    per-season mean (month-of-year mean for monthly data; month climatology for daily data, and the same
  *    calendar day last year as a second seasonal naive; weekly seasonal naive too; quarterly: seasonal naive), median;
+ *    sub-daily data: the seasonal naive of each period (a day ago, a week ago) and each + drift;
  *  - tabular regression: the mean and the median of the known rows; classification: the majority class.
  * The median is beyond issue 10's list, but it is the constant with the least absolute error, the metric
  * scored here, and the engine offers it: leaving it out would set the bar lower than a naive user can reach.
@@ -65,6 +66,9 @@ export function naiveForecasts(set: ForecastSet): Record<string, Predictions> {
       return m ? m.s / m.c : mean;
     });
   };
+  // Sub-daily data (issue 28): the value a day ago and a week ago, repeated (periods shortest first).
+  const periods = set.time.periods ?? [];
+  periods.forEach((p, k) => seasonal(p, k === 0 ? 'daily naive' : k === periods.length - 1 ? 'weekly naive' : `naive ${p}`));
   if (frequency === 'quarterly') seasonal(season, 'seasonal naive');
   if (frequency === 'monthly') {
     seasonal(season, 'seasonal naive');
@@ -101,4 +105,17 @@ export function score(set: ForecastSet, predictions: Predictions, atDataPrecisio
   if (predictions.length !== set.truth.length) throw new Error(`${set.id}: ${predictions.length} predictions for ${set.truth.length} rows`);
   if (set.task === 'classification') return predictions.filter((p, i) => String(p) !== String(set.truth[i])).length / set.truth.length;
   return predictions.reduce<number>((s, p, i) => s + Math.abs(Number(p) - Number(set.truth[i])), 0) / set.truth.length;
+}
+
+/**
+ * MASE's scale (issue 28): the in-sample MAE of the seasonal naive of lag `lag` over the known rows, so that a
+ * forecast's MAE over it is its MASE (Hyndman & Koehler 2006; M4's convention with the season as the lag).
+ */
+export function maseScale(set: ForecastSet, lag: number): number {
+  const hidden = new Set(set.hidden);
+  const known = set.y.filter((_, i) => !hidden.has(i)).map(Number);
+  let sum = 0;
+  for (let t = lag; t < known.length; t++) sum += Math.abs(known[t]! - known[t - lag]!);
+  const scale = sum / Math.max(1, known.length - lag);
+  return scale > 0 ? scale : 1;
 }

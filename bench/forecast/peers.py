@@ -35,6 +35,20 @@ statsmodels (time series only):
                   (p,q) in {(0,1),(1,0),(1,1),(2,1)}; daily with covariates: regression with ARMA(1,1)
                   errors on the covariates plus 2 Fourier pairs of the yearly season (exogenous inputs
                   of the rows to forecast are known, as they are to the service).
+  sub-daily series (time.periods, issue 28), instead of all of the above:
+  stl_ets         STL (statsmodels' STL, robust, period = the longest: a week of steps, whose seasonal
+                  profile holds the daily shape too; statsmodels 0.13 has no MSTL) and ETSModel chosen by
+                  AICc as `ets` (no season) on the seasonally adjusted series, the last week's seasonal
+                  component repeated on top: what STLForecast does, with one STL for two models;
+  stl_arima       the same STL with ARIMA(p,1,q) with drift on the adjusted series (the grid of `sarima`
+                  for an unseasonal series, lowest AIC);
+  sarima          SARIMAX with Fourier exogenous terms of each period (dynamic harmonic regression):
+                  ARMA(1,1) errors with a constant, K per period by the lowest AICc of a small grid
+                  (day: 3, 6, 10; week: 2, 5), so the corpus's "ours / SARIMA" has a SARIMA-family
+                  anchor on series whose 168- or 672-step season no seasonal SARIMA fits in reasonable time.
+  Each sees at most the last 100,000 known rows (the engine's own cap; the sets hold fewer) and has
+  BENCH_PEERS_TIME_LIMIT seconds per series (default 300): one that runs out is reported as
+  {"error": "timed out after N s"}.
   aicc_choice, library_aicc_choice, holdout_choice
                   univariate only: the forecast of whichever of ets, theta and sarima a chooser picks from
                   the known rows (issue 23's anchor "chosen by their own AICc"); see choices(). Each carries
@@ -390,6 +404,89 @@ def choices(y, h, season, fits):
     return out
 
 
+MAX_KNOWN_ROWS = 100_000
+TIME_LIMIT = int(os.environ.get("BENCH_PEERS_TIME_LIMIT", "300"))
+
+
+class TimedOut(Exception):
+    pass
+
+
+def bounded(fn):
+    """fn() within TIME_LIMIT seconds (SIGALRM: statsmodels' fits return to the interpreter often enough)."""
+    import signal
+
+    def expire(signum, frame):
+        raise TimedOut(f"timed out after {TIME_LIMIT} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(TIME_LIMIT)
+    started = time.time()
+    try:
+        return {"pred": [float(v) for v in np.asarray(fn())], "seconds": time.time() - started}
+    except TimedOut as e:
+        return {"error": str(e), "timed_out": True, "seconds": time.time() - started}
+    except Exception as e:  # a peer that fails is reported, not fatal
+        return {"error": repr(e), "seconds": time.time() - started}
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def fourier_terms(n, start, period, k):
+    """sin/cos pairs j = 1..k of rows start..start+n-1 for one period (R forecast's fourier())."""
+    t = np.arange(start, start + n, dtype=float)
+    return np.column_stack([f(2 * math.pi * j * t / period) for j in range(1, k + 1) for f in (np.sin, np.cos)])
+
+
+def subdaily_models(s, train, test):
+    """The sub-daily peers of the module's docstring on the known rows (y) and a horizon of len(test)."""
+    from statsmodels.tsa.seasonal import STL
+    from statsmodels.tsa.statespace.sarimax import SARIMAX
+
+    y = np.array([s["y"][i] for i in train], dtype=float)[-MAX_KNOWN_ROWS:]
+    h = len(test)
+    periods = s["time"]["periods"]
+    longest = periods[-1]
+    out = {}
+
+    stl = {}
+
+    def adjusted():
+        if "fit" not in stl:
+            stl["fit"] = STL(y, period=longest, robust=True).fit()
+        seasonal = np.asarray(stl["fit"].seasonal)
+        # The seasonal component goes on as its last cycle, repeated (STLForecast's seasonal naive).
+        return y - seasonal, np.array([seasonal[len(y) - longest + (i % longest)] for i in range(h)])
+
+    def stl_with(fit):
+        x, season = adjusted()
+        return np.asarray(fit(x, 1).forecast(h)) + season
+
+    out["stl_ets"] = bounded(lambda: stl_with(ets_fit))
+    out["stl_arima"] = bounded(lambda: stl_with(sarima_fit))
+
+    def harmonic():
+        grids = [[k for k in ((3, 6, 10) if i == 0 else (2, 5)) if 2 * k <= p] for i, p in enumerate(periods)]
+        best = None
+        for ks in ([a, b] for a in grids[0] for b in grids[-1]) if len(periods) > 1 else ([a] for a in grids[0]):
+            X = np.hstack([fourier_terms(len(y), 0, p, k) for p, k in zip(periods, ks)])
+            try:
+                m = SARIMAX(y, exog=X, order=(1, 0, 1), trend="c").fit(disp=False, maxiter=200)
+            except Exception:
+                continue
+            if best is None or m.aicc < best[0].aicc:
+                best = (m, ks)
+        if best is None:
+            raise ValueError("no harmonic regression could be fitted")
+        m, ks = best
+        Xf = np.hstack([fourier_terms(h, len(y), p, k) for p, k in zip(periods, ks)])
+        return m.forecast(h, exog=Xf)
+
+    out["sarima"] = bounded(harmonic)
+    return out
+
+
 def main():
     sets = json.load(open(sys.argv[1]))
     result = {}
@@ -398,6 +495,10 @@ def main():
         train = [i for i in range(len(s["y"])) if i not in hidden]
         test = list(s["hidden"])
         assert all(s["y"][i] is None for i in test), "rows to forecast must arrive without their values"
+        if s.get("time") and s["time"].get("periods"):
+            result[s["id"]] = subdaily_models(s, train, test)
+            print(f"peers: {s['id']} done", file=sys.stderr)
+            continue
         X = features(s)
         out = sklearn_models(s, X, train, test)
         if s.get("time") and s["task"] == "regression":
