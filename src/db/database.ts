@@ -7,6 +7,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { lockEmbeddedDatabase } from './embedded-lock.js';
+import { copyEmbeddedTemplate } from './embedded-template.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { Database } from './schema.js';
 
@@ -79,7 +80,7 @@ const PGLITE_START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers
  * initialised its own directory idled at 460-830 MB against ~400 after a restart. A process that exits
  * returns all of it.
  */
-async function initDataDir(dataDir: string): Promise<void> {
+export async function initDataDir(dataDir: string): Promise<void> {
   const pgliteUrl = import.meta.resolve('@electric-sql/pglite');
   const script = `const { PGlite } = await import(${JSON.stringify(pgliteUrl)});
 await (await PGlite.create({ dataDir: process.argv[1] })).close();`;
@@ -100,7 +101,8 @@ export async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob
       const dir = path.resolve(options.dataDir);
       await mkdir(dir, { recursive: true });
       unlock = await lockEmbeddedDatabase(dir);
-      if (!options.loadDataDir && !existsSync(path.join(dir, 'PG_VERSION'))) await initDataDir(dir);
+      // A new directory starts as a copy of the build's prepared one (embedded-template.ts), else by initdb.
+      if (!options.loadDataDir && !existsSync(path.join(dir, 'PG_VERSION')) && !(await copyEmbeddedTemplate(dir))) await initDataDir(dir);
     }
     pglite = await PGlite.create({
       dataDir: options.dataDir,
