@@ -241,12 +241,12 @@ function revive(state: EtsState): FittedModel<EtsState> {
   };
 }
 
-/** Regular grid of the fit rows (last MAX_HISTORY steps); throws on rows a smoother cannot use. */
-export function gridOf(rows: FitRows, family: string): { start: number; series: number[] } {
+/** Regular grid of the fit rows (last `cap` steps); throws on rows a smoother cannot use. */
+export function gridOf(rows: FitRows, family: string, cap = MAX_HISTORY): { start: number; series: number[] } {
   const target = rows.target as number[];
   if (target.some((v) => typeof v !== 'number' || !Number.isFinite(v))) throw new Error(`${family}: the target has non-numeric values`);
   for (let i = 1; i < rows.time.length; i++) if (!((rows.time[i] as number) > (rows.time[i - 1] as number))) throw new Error(`${family}: time must be strictly increasing`);
-  return toGrid(rows.time.map(Math.round), target, MAX_HISTORY);
+  return toGrid(rows.time.map(Math.round), target, cap);
 }
 
 export const etsFamily: ModelFamily<EtsState> = {
