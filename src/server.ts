@@ -1,5 +1,4 @@
 import pino from 'pino';
-import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { loggerOptions } from './http/logging.js';
 import { createMetrics } from './observability/metrics.js';
@@ -12,16 +11,21 @@ async function main() {
   const config = loadConfig();
   const logger = pino(loggerOptions(config.logLevel));
   const metrics = createMetrics();
-  const runtime = await startRuntime(config, logger, metrics);
-  await ensureAdministrator(runtime);
-  const app = await buildApp({
-    config,
-    services: runtime.services,
-    logger,
-    metrics,
-    readiness: () => runtime.readiness(),
-    beforeScrape: () => refreshJobGauges(runtime, metrics),
-  });
+  // Start in seconds (issue 29): the HTTP side's modules load while the embedded database opens (PGlite
+  // compiles its WebAssembly off this thread), and the routes are built while the first start's
+  // administrator password is hashed (scrypt runs on libuv's pool).
+  const [runtime, { buildApp }] = await Promise.all([startRuntime(config, logger, metrics), import('./app.js')]);
+  const [app] = await Promise.all([
+    buildApp({
+      config,
+      services: runtime.services,
+      logger,
+      metrics,
+      readiness: () => runtime.readiness(),
+      beforeScrape: () => refreshJobGauges(runtime, metrics),
+    }),
+    ensureAdministrator(runtime),
+  ]);
   const training = config.workers > 0 ? createTrainingRunner(runtime.services, runtime.database, { threads: config.workers, nice: config.trainingNice, metrics, ...recoveryOptions(config) }) : undefined;
   const autoMessages = runtime.services.chat.startAutoMessageScheduler({
     onError: (err: unknown) => logger.warn({ err }, 'chat auto messages failed'),

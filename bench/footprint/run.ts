@@ -1,10 +1,13 @@
 /**
- * Idle memory of the server with the embedded database (issue 11, item 6): `node dist/src/server.js`
- * (what `npm start` runs) without DATABASE_URL, on a fresh DATA_DIR (first start: initdb, migrations,
- * administrator bootstrap) and then restarted on the same DATA_DIR. Per start: seconds to "Listening",
- * then after BENCH_IDLE_MS of idling VmRSS and VmHWM from /proc, the largest anonymous mapping (PGlite's
- * WebAssembly memory) and the process's own view (process.memoryUsage through a tiny --import probe that
- * answers SIGUSR2). Builds first (`npm run build`, incremental), so it measures today's sources.
+ * Start time and idle memory of the server with the embedded database (issue 11, item 6; issue 29, item
+ * 4): `node dist/src/server.js` (what `npm start` runs) without DATABASE_URL, on a fresh DATA_DIR (first
+ * start: a copy of the build's embedded template or initdb, migrations, administrator bootstrap) and then
+ * restarted on the same DATA_DIR. Per start: seconds to "Listening", also as a ratio to `node -e 0` timed
+ * just before it (so that a busy machine slows both alike), the server's CPU seconds by then, and after
+ * BENCH_IDLE_MS of idling VmRSS and VmHWM from /proc, the largest anonymous mapping (PGlite's WebAssembly
+ * memory) and the process's own view (process.memoryUsage through a tiny --import probe that answers
+ * SIGUSR2). Runs scripts/ensure-build.mjs first (what `npm start` runs before the server: builds what
+ * changed, prepares the template), so it measures today's sources.
  *
  *   npm run bench footprint            BENCH_FOOTPRINT_ROUNDS=3 BENCH_IDLE_MS=10000 WORKERS=1 by default
  */
@@ -25,12 +28,32 @@ process.on('SIGUSR2', () => { if (process.env.FOOTPRINT_GC) globalThis.gc(); wri
 
 interface Sample {
   listenS: number;
+  /** `node -e 0`, timed just before this start. */
+  nodeS: number;
+  /** listenS / nodeS. */
+  ratio: number;
+  /** The server's user + system CPU seconds when it printed "Listening". */
+  cpuS: number;
   rssMb: number;
   hwmMb: number;
   wasmMb: number;
   heapUsedMb: number;
   heapTotalMb: number;
   externalMb: number;
+}
+
+/** Seconds a bare `node -e 0` takes from spawn to exit: the unit of the start ratios. */
+function nodeBare(): number {
+  const started = performance.now();
+  execFileSync(process.execPath, ['-e', '0']);
+  return (performance.now() - started) / 1000;
+}
+
+/** utime + stime of a process and its threads, in seconds (/proc/<pid>/stat fields 14 and 15, in clock ticks of 1/100 s). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 async function procStatus(pid: number): Promise<{ rss: number; hwm: number }> {
@@ -68,6 +91,7 @@ async function probe(child: ChildProcess, out: string): Promise<NodeJS.MemoryUsa
 
 async function startOnce(dataDir: string): Promise<Sample> {
   const out = join(dataDir, 'probe.json');
+  const nodeS = nodeBare();
   const started = performance.now();
   const child = spawn(process.execPath, [...(process.env.FOOTPRINT_GC ? ['--expose-gc'] : []), '--import', `data:text/javascript,${encodeURIComponent(PROBE)}`, 'dist/src/server.js'], {
     cwd: root,
@@ -82,11 +106,12 @@ async function startOnce(dataDir: string): Promise<Sample> {
       child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
     });
     const listenS = (performance.now() - started) / 1000;
+    const cpuS = await cpuSeconds(child.pid!);
     await new Promise((r) => setTimeout(r, IDLE_MS));
     const usage = await probe(child, out);
     const { rss, hwm } = await procStatus(child.pid!);
     const wasmMb = await largestAnonymousMb(child.pid!);
-    return { listenS, rssMb: rss, hwmMb: hwm, wasmMb, heapUsedMb: usage.heapUsed / MB, heapTotalMb: usage.heapTotal / MB, externalMb: usage.external / MB };
+    return { listenS, nodeS, ratio: listenS / nodeS, cpuS, rssMb: rss, hwmMb: hwm, wasmMb, heapUsedMb: usage.heapUsed / MB, heapTotalMb: usage.heapTotal / MB, externalMb: usage.external / MB };
   } finally {
     if (child.exitCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
@@ -99,7 +124,7 @@ async function startOnce(dataDir: string): Promise<Sample> {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 export async function benchFootprint() {
-  execFileSync('npm', ['run', '-s', 'build'], { cwd: root, stdio: 'inherit' });
+  execFileSync(process.execPath, ['scripts/ensure-build.mjs'], { cwd: root, stdio: 'inherit', env: { ...process.env, DATABASE_URL: '' } });
   const first: Sample[] = [];
   const restart: Sample[] = [];
   for (let round = 0; round < ROUNDS; round++) {
@@ -119,7 +144,7 @@ export async function benchFootprint() {
   };
   for (const [name, samples] of [['first start', first], ['restart', restart]] as const) {
     console.log(
-      `${name.padEnd(12)} listening ${column(samples, 'listenS', 1)} s   RSS ${column(samples, 'rssMb')} MB   peak ${column(samples, 'hwmMb')} MB   ` +
+      `${name.padEnd(12)} listening ${column(samples, 'listenS', 2)} s = ${column(samples, 'ratio', 1)} x node -e (${column(samples, 'nodeS', 3)} s)   CPU ${column(samples, 'cpuS', 2)} s   RSS ${column(samples, 'rssMb')} MB   peak ${column(samples, 'hwmMb')} MB   ` +
         `wasm ${column(samples, 'wasmMb')} MB   JS heap used/total ${column(samples, 'heapUsedMb')}/${column(samples, 'heapTotalMb')} MB   external ${column(samples, 'externalMb')} MB`,
     );
   }

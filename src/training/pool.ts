@@ -9,7 +9,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import { resolveWorkerFile } from '../workers-support.js';
 import type { WorkerProgress, WorkerReply, WorkerTask } from './train.worker.js';
 import type { TrainingLimits, TrainingSetReport, TrainingSpool } from './training-set.js';
@@ -60,18 +60,26 @@ export interface TrainingPoolOptions {
   memoryMb?: number;
 }
 
+/** Piscina is loaded and the pool made by the first training (issue 29): a process that trains nothing pays neither. */
 export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingPool {
   const maxThreads = Math.max(1, Math.floor(options.maxThreads ?? availableParallelism() - 1));
-  const worker = resolveWorkerFile(import.meta.url, 'train.worker');
-  const piscina = new Piscina<WorkerTask, WorkerReply>({
-    filename: worker.filename,
-    execArgv: worker.execArgv,
-    minThreads: 0,
-    maxThreads,
-    idleTimeout: options.idleTimeoutMs ?? 60_000,
-    niceIncrement: options.niceIncrement ?? 0,
-    ...(options.memoryMb ? { resourceLimits: { maxOldGenerationSizeMb: options.memoryMb } } : {}),
-  });
+  let made: Promise<Piscina<WorkerTask, WorkerReply>> | undefined;
+  let closed = false;
+  const pool = () => {
+    if (closed) throw new TrainingError('aborted', 'Training aborted: the training pool is closed');
+    return (made ??= import('piscina').then(({ Piscina }) => {
+      const worker = resolveWorkerFile(import.meta.url, 'train.worker');
+      return new Piscina<WorkerTask, WorkerReply>({
+        filename: worker.filename,
+        execArgv: worker.execArgv,
+        minThreads: 0,
+        maxThreads,
+        idleTimeout: options.idleTimeoutMs ?? 60_000,
+        niceIncrement: options.niceIncrement ?? 0,
+        ...(options.memoryMb ? { resourceLimits: { maxOldGenerationSizeMb: options.memoryMb } } : {}),
+      });
+    }));
+  };
 
   async function train(input: TrainingInput, opts: TrainingRunOptions = {}): Promise<TrainingResult> {
     return (await run({ input }, opts)).result;
@@ -95,7 +103,7 @@ export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingP
     }
     try {
       const task: WorkerTask = channel ? { ...payload, port: channel.port2 } : payload;
-      const reply = await piscina.run(task, { signal, transferList: channel ? [channel.port2] : [] });
+      const reply = await (await pool()).run(task, { signal, transferList: channel ? [channel.port2] : [] });
       if (channel) {
         // Results and progress travel on different channels; flush progress already queued (the final 100).
         for (let m = receiveMessageOnPort(channel.port1); m; m = receiveMessageOnPort(channel.port1)) {
@@ -122,7 +130,10 @@ export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingP
   return {
     train,
     trainSpool: (spool, params, limits, opts = {}) => run({ spool, params, limits }, opts),
-    close: () => piscina.close(),
+    async close() {
+      closed = true;
+      await (await made)?.close();
+    },
     threads: maxThreads,
   };
 }

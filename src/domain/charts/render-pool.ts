@@ -1,4 +1,4 @@
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import type { TopLevelSpec } from 'vega-lite';
 import { resolveWorkerFile } from '../../workers-support.js';
 import { Errors } from '../errors.js';
@@ -36,15 +36,16 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
   const queue = Math.max(0, options.queue ?? 8);
   const timeoutMs = options.timeoutMs ?? 20_000;
   const memoryMb = options.memoryMb ?? 512;
-  let piscina: Piscina<RenderTask, string | Uint8Array> | undefined;
+  let piscina: Promise<Piscina<RenderTask, string | Uint8Array>> | undefined;
   let inFlight = 0;
   // Recent drawing time (wait included), for the retry hint.
   let averageMs = 1000;
 
-  function pool() {
-    if (!piscina) {
+  // Piscina itself loads with the first chart too.
+  const pool = () =>
+    (piscina ??= import('piscina').then(({ Piscina }) => {
       const worker = resolveWorkerFile(import.meta.url, 'render.worker');
-      piscina = new Piscina<RenderTask, string | Uint8Array>({
+      return new Piscina<RenderTask, string | Uint8Array>({
         filename: worker.filename,
         execArgv: worker.execArgv,
         minThreads: 0,
@@ -52,9 +53,7 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
         idleTimeout: options.idleTimeoutMs ?? 30_000,
         resourceLimits: { maxOldGenerationSizeMb: memoryMb },
       });
-    }
-    return piscina;
-  }
+    }));
 
   async function draw(task: RenderTask): Promise<string | Uint8Array> {
     if (inFlight >= threads + queue) {
@@ -64,7 +63,7 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
     inFlight++;
     const started = performance.now();
     try {
-      return await pool().run(task, { signal: AbortSignal.timeout(timeoutMs) });
+      return await (await pool()).run(task, { signal: AbortSignal.timeout(timeoutMs) });
     } catch (error) {
       if ((error as { code?: string } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
         throw Errors.unavailable(`drawing this chart needs more than its memory budget of ${memoryMb} MB; ask for fewer rows (history) or a smaller size`);
@@ -88,7 +87,7 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
     async close() {
       const closing = piscina;
       piscina = undefined;
-      await closing?.close();
+      await (await closing)?.close();
     },
   };
 }

@@ -1,5 +1,4 @@
 import { modelColumns } from '../../training/model-columns.js';
-import { predictWithIntervals } from '../../training/predict.js';
 import type { ForecastInterval, TrainedModel } from '../../training/types.js';
 import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
@@ -77,6 +76,9 @@ export function createForecastsService(deps: { networks: NetworksService; lookup
       const outputs = columns?.outputs ?? [];
       const cells = Object.fromEntries(given.filter(([name]) => !outputs.includes(name)));
       const asked = [...Object.keys(cells), ...outputs];
+      // The engine (brain.js, trees, matrices: a third of the API's module loading) loads with the first
+      // forecast, not at every start (issue 29).
+      const { predictWithIntervals } = await import('../../training/predict.js');
       const { values: row, intervals } = predictWithIntervals(model, asked, [cells])[0]!;
       // A model that does not name its outputs still answers them: they are the keys predict() added.
       const header = [...asked, ...Object.keys(row).filter((name) => !asked.includes(name))];
