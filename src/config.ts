@@ -61,6 +61,19 @@ const envSchema = z.object({
   /** Port of the worker process's /healthz and /readyz; unset: the worker serves no HTTP. */
   WORKER_HEALTH_PORT: optionalString.pipe(z.string().regex(/^\d+$/, 'must be a port number').transform(Number).pipe(z.number().int().min(1).max(65535)).optional()),
   DATABASE_URL: optionalString.pipe(z.string().url().optional()),
+  /**
+   * Bounds of every database wait (docs/interface-notes.md, issue 29). A request's statement: above the
+   * slowest operation's own work, under a front end's 60 s proxy timeout with room for a retry.
+   */
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
+  /** A wait for a row or table lock: other requests' locks last a statement; one held longer is a migration or an operator. */
+  DB_LOCK_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  /** A transaction left open with nothing running: no transaction waits on a client, so only a fault leaves one. */
+  DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  /** The wait for a database connection: a free one of the pool (or a new one), the embedded database's only one. */
+  DB_CONNECTION_WAIT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** A statement of bulk work: an upload's COPY and its swap, the training-set export, a migration. */
+  DB_LONG_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(600_000),
   DATA_DIR: z.string().min(1).default('./data'),
   ADMIN_EMAIL: optionalString.pipe(z.string().email().optional()),
   ADMIN_PASSWORD: optionalString,
@@ -139,6 +152,7 @@ export interface Config {
   trustProxy: TrustProxy;
   workerHealthPort: number | undefined;
   databaseUrl: string | undefined;
+  database: DatabaseBounds;
   dataDir: string;
   adminEmail: string | undefined;
   adminPassword: string | undefined;
@@ -167,6 +181,15 @@ export interface Config {
   loginSlowdownMaxMs: number;
   passwordHashConcurrency: number;
   passwordHashQueue: number;
+}
+
+/** How long the database may keep anyone waiting (src/db/database.ts), in milliseconds. */
+export interface DatabaseBounds {
+  statementTimeoutMs: number;
+  lockTimeoutMs: number;
+  idleInTransactionTimeoutMs: number;
+  connectionWaitMs: number;
+  longStatementTimeoutMs: number;
 }
 
 /** The upload spool and CSV record bounds (src/domain/data/upload-spool.ts, csv-ingest.ts). */
@@ -203,6 +226,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY,
     workerHealthPort: e.WORKER_HEALTH_PORT,
     databaseUrl: e.DATABASE_URL,
+    database: {
+      statementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
+      lockTimeoutMs: e.DB_LOCK_TIMEOUT_MS,
+      idleInTransactionTimeoutMs: e.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      connectionWaitMs: e.DB_CONNECTION_WAIT_MS,
+      longStatementTimeoutMs: e.DB_LONG_STATEMENT_TIMEOUT_MS,
+    },
     dataDir: e.DATA_DIR,
     adminEmail: e.ADMIN_EMAIL,
     adminPassword: e.ADMIN_PASSWORD,

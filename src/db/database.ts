@@ -9,6 +9,7 @@ import pg from 'pg';
 import { lockEmbeddedDatabase } from './embedded-lock.js';
 import { copyEmbeddedTemplate } from './embedded-template.js';
 import { PGliteDialect } from './pglite-dialect.js';
+import type { DatabaseBounds } from '../config.js';
 import type { Database } from './schema.js';
 
 export type DatabaseKind = 'postgres' | 'pglite';
@@ -23,8 +24,15 @@ export interface DatabaseHandle {
   readonly db: Kysely<Database>;
   /** Runs a multi-statement SQL script without parameters (migrations). */
   execScript(sqlText: string): Promise<void>;
-  /** The pg pool (postgres kind only), for COPY streams and LISTEN. */
+  /** The pg pool of requests (postgres kind only): Kysely's, and the session check's prepared statement. */
   readonly pool: pg.Pool | undefined;
+  /**
+   * The pg pool of bulk work (postgres kind only), with the long statement bound: COPY in and out (an
+   * upload, the training-set export), an upload's swap, migrations.
+   */
+  readonly bulkPool: pg.Pool | undefined;
+  /** The bounds its connections were opened with; undefined: none (a tool's or a test template's database). */
+  readonly bounds: DatabaseBounds | undefined;
   /** The PGlite instance (pglite kind only). */
   readonly pglite: PGlite | undefined;
   close(): Promise<void>;
@@ -37,30 +45,58 @@ const toNumber = (value: string) => Number(value);
 const numberParsingTypes = ((oid: number, format?: 'text' | 'binary'): unknown =>
   oid === INT8_OID || oid === NUMERIC_OID ? toNumber : (pg.types.getTypeParser(oid, format ?? 'text') as unknown)) as typeof pg.types.getTypeParser;
 
-export function openPostgres(connectionString: string, options: { max?: number } = {}): DatabaseHandle {
-  const pool = new pg.Pool({
-    connectionString,
-    max: options.max ?? 10,
-    // A server that stops answering (not refusing) must not hang requests: connecting gives up after
-    // 10 s (the request gets the "database cannot be reached" envelope) and TCP keep-alive notices dead
-    // idle connections. No per-query timeout: a large upload's COPY legitimately runs for minutes.
-    connectionTimeoutMillis: 10_000,
-    keepAlive: true,
-    types: { getTypeParser: numberParsingTypes },
-  });
-  // An idle client losing its server (restart) must not crash the process; the pool replaces it.
-  pool.on('error', () => undefined);
+/** What the service's connections call themselves in pg_stat_activity, so an operator can tell them apart. */
+export const APPLICATION_NAME = 'mtcs';
+export const BULK_APPLICATION_NAME = 'mtcs bulk';
+
+/**
+ * `bounds` unset (test templates, benchmarks' seeding): Postgres's own defaults, no timeouts. Two pools
+ * share the server: `pool` for requests (Kysely, the session check), `bulkPool` for bulk work, whose
+ * statements may run for minutes but must still end.
+ */
+export function openPostgres(connectionString: string, options: { max?: number; bounds?: DatabaseBounds } = {}): DatabaseHandle {
+  const { bounds } = options;
+  const max = options.max ?? 10;
+  const poolOf = (applicationName: string, poolMax: number, statementTimeoutMs: number | undefined) => {
+    const pool = new pg.Pool({
+      connectionString,
+      max: poolMax,
+      application_name: applicationName,
+      // Sent in the start-up message: in force from the first statement, at no round trip. A lock wait
+      // is as short for bulk work as for requests, since every request behind a waiting lock waits too.
+      ...(bounds && {
+        statement_timeout: statementTimeoutMs,
+        lock_timeout: bounds.lockTimeoutMs,
+        idle_in_transaction_session_timeout: bounds.idleInTransactionTimeoutMs,
+      }),
+      // Both a full pool and a server that stops answering (not refusing) end the wait: the request gets
+      // the busy or unreachable envelope. TCP keep-alive notices dead idle connections.
+      connectionTimeoutMillis: bounds?.connectionWaitMs ?? 10_000,
+      keepAlive: true,
+      types: { getTypeParser: numberParsingTypes },
+    });
+    // An idle client losing its server (restart, pg_terminate_backend) must not crash the process; the pool replaces it.
+    pool.on('error', () => undefined);
+    // Nor one checked out with no statement running (the server ending a transaction left idle past its
+    // bound): pg-pool listens on idle clients only. Its next statement fails instead, and the pool drops it.
+    pool.on('connect', (client) => client.on('error', () => undefined));
+    return pool;
+  };
+  const pool = poolOf(APPLICATION_NAME, max, bounds?.statementTimeoutMs);
+  const bulkPool = poolOf(BULK_APPLICATION_NAME, Math.max(2, Math.ceil(max / 2)), bounds?.longStatementTimeoutMs);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     kind: 'postgres',
     db,
     pool,
+    bulkPool,
+    bounds,
     pglite: undefined,
     async execScript(sqlText) {
-      await pool.query(sqlText);
+      await bulkPool.query(sqlText);
     },
     async close() {
-      await db.destroy();
+      await Promise.all([db.destroy(), bulkPool.end()]);
     },
   };
 }
@@ -93,7 +129,7 @@ await (await PGlite.create({ dataDir: process.argv[1] })).close();`;
 }
 
 /** A data directory is opened by one process at a time (embedded-lock.ts); in-memory ones need no lock. */
-export async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob } = {}): Promise<DatabaseHandle> {
+export async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; bounds?: DatabaseBounds } = {}): Promise<DatabaseHandle> {
   let unlock: (() => Promise<void>) | undefined;
   let pglite: PGlite;
   try {
@@ -114,11 +150,15 @@ export async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob
     await unlock?.();
     throw error;
   }
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  // Only the wait for its one connection applies: the embedded server runs statements on this thread,
+  // where no timer can interrupt them, and no other session can hold a lock or leave a transaction open.
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite, { waitMs: options.bounds?.connectionWaitMs }) });
   return {
     kind: 'pglite',
     db,
     pool: undefined,
+    bulkPool: undefined,
+    bounds: options.bounds,
     pglite,
     async execScript(sqlText) {
       await pglite.exec(sqlText);
@@ -132,7 +172,7 @@ export async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob
 }
 
 /** DATABASE_URL set: that Postgres; unset: embedded PGlite stored under DATA_DIR/pgdata. */
-export async function openDatabase(config: { databaseUrl: string | undefined; dataDir: string }): Promise<DatabaseHandle> {
-  if (config.databaseUrl) return openPostgres(config.databaseUrl);
-  return openPGlite({ dataDir: path.join(config.dataDir, 'pgdata') });
+export async function openDatabase(config: { databaseUrl: string | undefined; dataDir: string; database: DatabaseBounds }): Promise<DatabaseHandle> {
+  if (config.databaseUrl) return openPostgres(config.databaseUrl, { bounds: config.database });
+  return openPGlite({ dataDir: path.join(config.dataDir, 'pgdata'), bounds: config.database });
 }

@@ -17,6 +17,8 @@ export async function listMigrations(dir = defaultMigrationsDir()): Promise<stri
 }
 
 const LOCK_KEY = 724_119_001;
+const LOCK_NOT_AVAILABLE = '55P03';
+const LOCK_ATTEMPTS = 5;
 const CREATE_TABLE = `create table if not exists schema_migrations (
   name text primary key,
   applied_at timestamptz not null default now()
@@ -24,15 +26,24 @@ const CREATE_TABLE = `create table if not exists schema_migrations (
 
 /**
  * Applies numbered SQL files in order, each in its own transaction, recording each in
- * schema_migrations. On Postgres one dedicated connection holds an advisory lock, so several
- * processes starting together apply each file once. Applied files are never edited.
+ * schema_migrations. On Postgres one dedicated connection of the bulk pool (the long statement bound)
+ * holds an advisory lock, so several processes starting together apply each file once. Applied files
+ * are never edited.
  */
 export async function migrate(handle: DatabaseHandle, dir = defaultMigrationsDir()): Promise<string[]> {
   const files = await listMigrations(dir);
-  if (handle.pool) {
-    const client = await handle.pool.connect();
+  if (handle.bulkPool) {
+    const client = await handle.bulkPool.connect();
     try {
-      await client.query(`select pg_advisory_lock(${LOCK_KEY})`);
+      // Another process applying migrations holds the advisory lock for as long as they take: this wait
+      // gets the long bound, not a request's lock bound.
+      const waitMs = handle.bounds?.longStatementTimeoutMs ?? 0;
+      await client.query(`select set_config('lock_timeout', '${Math.trunc(waitMs)}', false)`);
+      try {
+        await client.query(`select pg_advisory_lock(${LOCK_KEY})`);
+      } finally {
+        await client.query('reset lock_timeout');
+      }
       return await applyPending(
         async (text) => void (await client.query(text)),
         async () => (await client.query<{ name: string }>('select name from schema_migrations')).rows,
@@ -64,11 +75,18 @@ async function applyPending(
   for (const file of files) {
     if (done.has(file)) continue;
     const body = await readFile(path.join(dir, file), 'utf8');
-    try {
-      await exec(`begin;\n${body}\n;\ninsert into schema_migrations (name) values ('${file}');\ncommit;`);
-    } catch (error) {
-      await exec('rollback').catch(() => undefined);
-      throw new Error(`Migration ${file} failed: ${(error as Error).message}`, { cause: error });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await exec(`begin;\n${body}\n;\ninsert into schema_migrations (name) values ('${file}');\ncommit;`);
+        break;
+      } catch (error) {
+        await exec('rollback').catch(() => undefined);
+        // A table lock waits only the lock bound (requests queue behind the waiting migration meanwhile);
+        // another request's short lock is usually gone at the next try.
+        if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE && attempt < LOCK_ATTEMPTS) continue;
+        const why = (error as { code?: string }).code === LOCK_NOT_AVAILABLE ? ` (${LOCK_ATTEMPTS} times: another session holds a lock it needs)` : '';
+        throw new Error(`Migration ${file} failed: ${(error as Error).message}${why}`, { cause: error });
+      }
     }
     applied.push(file);
   }

@@ -12,17 +12,35 @@ import {
 } from 'kysely';
 
 /**
+ * The code of the error a wait for the embedded database's connection ends with: the error path answers
+ * it as a busy database, like a full pg pool.
+ */
+export const CONNECTION_WAIT_TIMEOUT = 'connection_wait_timeout';
+
+export class ConnectionWaitTimeout extends Error {
+  readonly code = CONNECTION_WAIT_TIMEOUT;
+  constructor(waitMs: number) {
+    super(`No database connection came free within ${waitMs} ms`);
+  }
+}
+
+/**
  * Kysely dialect for the embedded PGlite. PGlite is a single connection, so a transaction must own it
  * exclusively: connections are handed out one at a time through a FIFO lock. Queries outside a
  * transaction also take the lock, which keeps statement order identical to a one-connection pool.
+ * `waitMs` bounds a wait in that line: a long holder (an upload's swap) must not hold every request
+ * without an answer.
  */
 export class PGliteDialect implements Dialect {
-  constructor(private readonly pglite: PGlite) {}
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly options: { waitMs?: number } = {},
+  ) {}
   createAdapter() {
     return new PostgresAdapter();
   }
   createDriver(): Driver {
-    return new PGliteDriver(this.pglite);
+    return new PGliteDriver(this.pglite, this.options.waitMs);
   }
   createIntrospector(db: Kysely<unknown>) {
     return new PostgresIntrospector(db);
@@ -54,7 +72,10 @@ class PGliteDriver implements Driver {
   private queue: Promise<void> = Promise.resolve();
   private readonly releasers = new WeakMap<DatabaseConnection, () => void>();
 
-  constructor(private readonly pglite: PGlite) {
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly waitMs: number | undefined,
+  ) {
     this.connection = new PGliteConnection(pglite);
   }
 
@@ -66,7 +87,21 @@ class PGliteDriver implements Driver {
     let release!: () => void;
     const previous = this.queue;
     this.queue = new Promise<void>((resolve) => (release = resolve));
-    await previous;
+    if (this.waitMs === undefined) {
+      await previous;
+    } else {
+      let timer: NodeJS.Timeout | undefined;
+      const gaveUp = await Promise.race([
+        previous.then(() => false),
+        new Promise<boolean>((resolve) => (timer = setTimeout(resolve, this.waitMs, true))),
+      ]);
+      clearTimeout(timer);
+      if (gaveUp) {
+        // The place in line stays: it passes its turn straight on, so those behind keep their order.
+        void previous.then(release);
+        throw new ConnectionWaitTimeout(this.waitMs);
+      }
+    }
     // Each acquisition gets its own wrapper object so the release function maps one-to-one.
     const conn = Object.create(this.connection) as PGliteConnection;
     this.releasers.set(conn, release);

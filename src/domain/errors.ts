@@ -29,6 +29,8 @@ export class AppError extends Error {
     message: string,
     /** Optional HTTP status; the envelope rule says 200 unless a route really is not there. */
     readonly httpStatus = 200,
+    /** A transient refusal's advice, sent as the Retry-After header too. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
@@ -64,6 +66,11 @@ export const Errors = {
     ),
   invalidUpload: (why: string) => new AppError('invalid_upload', `Invalid upload: ${why}`),
   unavailable: (why: string) => new AppError('unavailable', `Service unavailable: ${why}`),
+  /** The database could not serve this request within its bounds (src/db/database.ts); `what` says which. */
+  databaseBusy: (what: string, retryAfterSeconds: number) =>
+    new AppError('unavailable', `Service unavailable: ${what}; try again in ${retryAfterSeconds} second${retryAfterSeconds === 1 ? '' : 's'}`, 200, retryAfterSeconds),
+  databaseUnreachable: (retryAfterSeconds: number) =>
+    new AppError('unavailable', 'Service unavailable: the database cannot be reached; try again shortly', 200, retryAfterSeconds),
   unknownResource: (path: string) => new AppError('unknown_resource', `Unknown resource: ${path}`, 404),
   /** A request the HTTP layer refuses before any route runs (malformed body, NUL bytes). */
   invalidRequest: (why: string) => new AppError('invalid_parameter', `Invalid request: ${why}`),

@@ -1,16 +1,39 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import { CONNECTION_WAIT_TIMEOUT } from '../db/pglite-dialect.js';
 import { AppError, Errors, isAppError } from '../domain/errors.js';
 import { BODY_LIMIT_BYTES } from './edge.js';
 import { failure, type ErrorEnvelope } from './envelope.js';
 
-/** Codes of connection-level database failures (server restart, refused, terminated). */
-const DATABASE_DOWN = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
+/**
+ * Codes of connection-level database failures: server restart, refused, terminated (pg_terminate_backend,
+ * 57P01; a transaction left idle past its bound, 25P03).
+ */
+const DATABASE_DOWN = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '25P03', '08000', '08003', '08006', '08001', '08004']);
 
-function isDatabaseDown(error: unknown): boolean {
-  const e = error as { code?: string; message?: string };
-  if (e?.code && DATABASE_DOWN.has(e.code)) return true;
+/**
+ * Seconds a client is told to wait after a database bound ended its request (docs/interface-notes.md,
+ * issue 29): a pooled connection comes free as soon as any request ends; a lock or a slow statement
+ * belongs to work of unknown length; a restarted server takes a few seconds.
+ */
+const RETRY_AFTER_BUSY = 2;
+const RETRY_AFTER_CONTENDED = 5;
+const RETRY_AFTER_DOWN = 5;
+
+/** A database wait that reached its bound, or a lost database, as the envelope's message; undefined for anything else. */
+function databaseTrouble(error: unknown): AppError | undefined {
+  const e = error as { code?: string; message?: string } | undefined;
+  const code = e?.code;
   const message = e?.message ?? '';
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|terminating connection/i.test(message);
+  // pg-pool's wait for a free connection, and the embedded database's for its only one.
+  if (code === CONNECTION_WAIT_TIMEOUT || message === 'timeout exceeded when trying to connect') {
+    return Errors.databaseBusy('the database is busy (no connection came free in time)', RETRY_AFTER_BUSY);
+  }
+  if (code === '55P03') return Errors.databaseBusy('other work holds a lock on the data this request needs', RETRY_AFTER_CONTENDED);
+  if (code === '57014') return Errors.databaseBusy('the database took too long over this request', RETRY_AFTER_CONTENDED);
+  if ((code && DATABASE_DOWN.has(code)) || /Connection terminated|connection timeout|Client has encountered a connection error|terminating connection/i.test(message)) {
+    return Errors.databaseUnreachable(RETRY_AFTER_DOWN);
+  }
+  return undefined;
 }
 
 /**
@@ -40,8 +63,7 @@ export function toAppError(error: unknown, maxUploadMb: number, contentType?: st
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return Errors.invalidRequest(fe.message ?? 'malformed request');
   }
-  if (isDatabaseDown(error)) return Errors.unavailable('the database cannot be reached; try again shortly');
-  return undefined;
+  return databaseTrouble(error);
 }
 
 /** Longest quoted name or value an error message repeats; a hostile megabyte-long one is cut. */
@@ -58,7 +80,7 @@ export function cutQuoted(message: string): string {
  * The one rendering of a failure: an application error's message, or a generic one naming the request
  * id for anything unexpected; logged once. The HTTP status is what the error handler replies with.
  */
-export type ErrorRenderer = (error: unknown, request: FastifyRequest) => { httpStatus: number; envelope: ErrorEnvelope };
+export type ErrorRenderer = (error: unknown, request: FastifyRequest) => { httpStatus: number; envelope: ErrorEnvelope; retryAfterSeconds?: number };
 
 export function registerErrorHandling(app: FastifyInstance, options: { maxUploadMb: number }): void {
   const render: ErrorRenderer = (error, request) => {
@@ -67,7 +89,7 @@ export function registerErrorHandling(app: FastifyInstance, options: { maxUpload
       request.errorCode = appError.code;
       const message = cutQuoted(appError.message);
       request.log.info({ code: appError.code, reason: message }, 'request failed');
-      return { httpStatus: appError.httpStatus, envelope: failure(message) };
+      return { httpStatus: appError.httpStatus, envelope: failure(message), retryAfterSeconds: appError.retryAfterSeconds };
     }
     request.log.error({ err: error }, 'unexpected error');
     return { httpStatus: 500, envelope: failure(`Internal error; reference ${request.id}`) };
@@ -76,7 +98,8 @@ export function registerErrorHandling(app: FastifyInstance, options: { maxUpload
   app.decorate('renderError', render);
 
   app.setErrorHandler((error, request, reply) => {
-    const { httpStatus, envelope } = render(error, request);
+    const { httpStatus, envelope, retryAfterSeconds } = render(error, request);
+    if (retryAfterSeconds !== undefined) void reply.header('retry-after', String(retryAfterSeconds));
     return reply.code(httpStatus).send(envelope);
   });
 

@@ -8,7 +8,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config, type DatabaseBounds } from '../../src/config.js';
 import { openPGlite, openPostgres, type DatabaseHandle } from '../../src/db/database.js';
 import { createScryptHasher } from '../../src/domain/accounts/secrets.js';
 import type { Clock } from '../../src/domain/ports.js';
@@ -23,8 +23,8 @@ export const OLDER = '/202111101200';
 
 let databaseCounter = 0;
 
-/** A fresh database for one test file, copied from the run's migrated template. */
-export async function openTestDatabase(): Promise<DatabaseHandle> {
+/** A fresh database for one test file, copied from the run's migrated template, with the service's wait bounds. */
+export async function openTestDatabase(bounds?: DatabaseBounds): Promise<DatabaseHandle> {
   if (process.env.TEST_DB_KIND === 'postgres') {
     const { url, template, prefix } = inject('postgresTemplate');
     const name = `${prefix}_${process.pid}_${++databaseCounter}_${randomBytes(3).toString('hex')}`;
@@ -44,10 +44,10 @@ export async function openTestDatabase(): Promise<DatabaseHandle> {
     } finally {
       await admin.end();
     }
-    return openPostgres(withDatabase(url, name), { max: 10 });
+    return openPostgres(withDatabase(url, name), { max: 10, bounds });
   }
   const dump = await readFile(inject('pgliteTemplate'));
-  return openPGlite({ loadDataDir: new Blob([dump]) });
+  return openPGlite({ loadDataDir: new Blob([dump]), bounds });
 }
 
 /** A clock tests can move forward (token and session expiry). */
@@ -97,7 +97,7 @@ export async function createTestContext(options: { env?: Record<string, string>;
     WORKERS: '0',
     ...options.env,
   });
-  const database = options.database ?? (await openTestDatabase());
+  const database = options.database ?? (await openTestDatabase(config.database));
   const clock = testClock();
   const logLines: string[] = [];
   const logger = pino(

@@ -246,7 +246,7 @@ export function createDataRepository(database: DatabaseHandle) {
       if (database.kind === 'pglite') {
         return db.transaction().execute((trx) => work(statements(pgliteRunner(database, (q) => trx.executeQuery(q)))));
       }
-      const client = await database.pool!.connect();
+      const client = await database.bulkPool!.connect();
       let healthy = true;
       try {
         await client.query('begin');
@@ -302,7 +302,7 @@ export function createDataRepository(database: DatabaseHandle) {
         }
         return name;
       }
-      const client = await database.pool!.connect();
+      const client = await database.bulkPool!.connect();
       let healthy = true;
       try {
         await client.query('begin');
@@ -446,7 +446,7 @@ export function createDataRepository(database: DatabaseHandle) {
       const table = `data_rows_${Math.trunc(datasetId)}`;
       const list = ['ord', ...cols.map((col) => `c${Math.trunc(col)}`)].join(', ');
       if (database.kind !== 'pglite') {
-        const client = await database.pool!.connect();
+        const client = await database.bulkPool!.connect();
         try {
           await pipeline(client.query(copyStreams.to(`copy (select ${list} from ${table} order by ord) to stdout`)), out);
         } finally {
