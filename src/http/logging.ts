@@ -19,7 +19,17 @@ const serializers = {
     return { method: request.method, url: url.length > 1000 ? `${url.slice(0, 1000)}…` : url, ip: request.ip, reqId: request.id };
   },
 };
-const redact = { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[redacted]' };
+const redact = {
+  paths: [
+    'req.headers.authorization',
+    'req.headers.cookie',
+    'res.headers["set-cookie"]',
+    // @fastify/multipart traces the request headers it hands to busboy (LOG_LEVEL=trace).
+    'busboyOptions.headers.authorization',
+    'busboyOptions.headers.cookie',
+  ],
+  censor: '[redacted]',
+};
 
 /** pino options: request lines without secrets (query values, cookies, Authorization). */
 export function loggerOptions(level: string): LoggerOptions {

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/domain/accounts/secrets.js';
 import { factories } from '../support/factories.js';
 import { CURRENT, createTestContext, form, multipart, type TestContext, type TestUser } from '../support/helper.js';
-import { LEAK_PATTERN, fuzzRequest, type FuzzRequest, type FuzzWorld, type RouteShape } from './arbitraries.js';
+import { enumerateRoutes, type AppRoute } from '../support/routes.js';
+import { LEAK_PATTERN, fuzzRequest, type FuzzRequest, type FuzzWorld } from './arbitraries.js';
 
 /**
  * Property fuzzing of every route of both versions (docs/fuzz.md): hostile parameters, bodies and
@@ -59,46 +60,9 @@ const ctx: TestContext = await createTestContext({
 
 // ---------- the routes, from the app itself ----------
 
-interface FuzzRoute extends RouteShape {
-  url: string;
-}
+type FuzzRoute = AppRoute;
 
-/** Every method and URL under the two version prefixes (the `/api/202111101200/` mount repeats the older one). */
-function enumerateRoutes(): FuzzRoute[] {
-  const doc = ctx.app.swagger() as { paths: Record<string, Record<string, { parameters?: { name: string }[]; requestBody?: { content: Record<string, { schema?: { properties?: Record<string, unknown> } }> } }>> };
-  const documented = (url: string, method: string): string[] => {
-    const op = doc.paths[url]?.[method.toLowerCase()];
-    if (!op) return [];
-    const body = Object.values(op.requestBody?.content ?? {}).flatMap((c) => Object.keys(c.schema?.properties ?? {}));
-    return [...(op.parameters ?? []).map((p) => p.name), ...body];
-  };
-  const uploadsFile = (url: string): boolean =>
-    Object.values(doc.paths[url]?.post?.requestBody?.content?.['multipart/form-data']?.schema?.properties ?? {}).some(
-      (property) => (property as { format?: string }).format === 'binary',
-    );
-  const routes: FuzzRoute[] = [];
-  for (const line of ctx.app.printRoutes({ commonPrefix: false }).split('\n')) {
-    const match = /(\/\S+) \(([^)]+)\)\s*$/.exec(line);
-    if (!match) continue;
-    const url = match[1]!;
-    if (!url.startsWith(`${CURRENT}/`) && !url.startsWith('/202111101200/')) continue;
-    for (const method of match[2]!.split(',').map((m) => m.trim())) {
-      if (method === 'HEAD' || method === 'OPTIONS') continue;
-      const params = documented(url, method);
-      // Uploads are the operations whose multipart body documents a binary file field.
-      routes.push({ method, url, params, upload: method === 'POST' && uploadsFile(url) });
-    }
-  }
-  // A route whose schema is not documented (uploads read their own fields) gets its resource's parameters.
-  const resource = (url: string) => url.split('/').pop();
-  for (const route of routes) {
-    if (route.params.length > 0) continue;
-    route.params = [...new Set(routes.filter((r) => resource(r.url) === resource(route.url)).flatMap((r) => r.params))];
-  }
-  return routes;
-}
-
-const ROUTES = enumerateRoutes();
+const ROUTES = enumerateRoutes(ctx.app);
 
 // ---------- people and their data ----------
 
