@@ -5,9 +5,11 @@
 import { boostingClassifierFamily, boostingFamily } from './boosting.js';
 import { etsFamily } from './ets.js';
 import { forestClassifierFamily, forestFamily } from './forest.js';
+import { harmonicFamily } from './harmonic.js';
 import { arFamily, linearArFamily, linearDiffFamily, linearFamily } from './linear.js';
 import { logisticFamily } from './logistic.js';
 import type { ModelFamily, OutputKind } from './model.js';
+import { mstlFamily } from './mstl.js';
 import { majorityFamily, naiveFamilies } from './naive.js';
 import { createNetworkFamily, networkClassifierFamily } from './network.js';
 import { sarimaFamily } from './sarima.js';
@@ -22,6 +24,8 @@ const numeric: ModelFamily[] = [
   sarimaFamily,
   etsFamily,
   thetaFamily,
+  mstlFamily,
+  harmonicFamily,
   forestFamily,
   boostingFamily,
   // The network learns what the ridge regression misses, so it never has to extrapolate a trend.

@@ -23,6 +23,10 @@
  * The choice of K is by the regression's AICc before the errors are modelled (two steps, not auto.arima's
  * joint search): the joint search would need one ARMA fit per K.
  *
+ * The fit uses the last HISTORY_CYCLES cycles of the longest period (at least MIN_HISTORY steps), as SARIMA
+ * keeps the last ten seasons: on a year of hourly temperature normals the whole year's average day cost 1.6x the
+ * MAE of the last ten weeks' (Seattle, a week ahead, 1.18 against 0.75).
+ *
  * Forecast = regression at the row's time and features + the ARMA forecast of the error. Rows at or before
  * the last fitted time get the regression plus the ARMA's one-step value (stored for the last
  * IN_SAMPLE_STEPS steps; the regression alone before them).
@@ -34,13 +38,16 @@ import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows } from 
 import { chooseDifferencing } from './sarima-search.js';
 
 const MAX_HARMONICS = 40;
-/** Rows x columns^2 of one Gram matrix: fewer harmonics per period on long series (100k rows: 15 each of two). */
-const GRAM_WORK = 4e8;
+/** Rows x columns^2 of one Gram matrix: fewer harmonics per period on long series (100k rows: 10 each of two). */
+const GRAM_WORK = 2e8;
 const MAX_AR = 3;
 const MAX_MA = 2;
 const ARMA_HISTORY = 10_000;
 const IN_SAMPLE_STEPS = 2000;
 const MIN_ROWS = 16;
+/** History the regression sees: this many cycles of the longest period, at least MIN_HISTORY steps. */
+const HISTORY_CYCLES = 10;
+const MIN_HISTORY = 2000;
 /** auto.arima's guard: roots within this modulus of the unit circle are refused. */
 const MIN_ROOT_MODULUS = 1.01;
 
@@ -246,19 +253,20 @@ export function fitArma(e: Float64Array, maxAr = MAX_AR, maxMa = MAX_MA): Arma {
   const longOrder = Math.min(40, Math.max(MAX_AR + MAX_MA, Math.ceil(10 * Math.log10(Math.max(n, 10)))), Math.floor(n / 5));
   const from = longOrder + Math.max(MAX_AR, MAX_MA);
   if (longOrder < MAX_AR + MAX_MA || n - from < 20) return { ar: [], ma: [] };
-  // Stage 1: a long autoregression's residuals stand for the innovations.
-  const target1 = e.subarray(longOrder);
+  // Stage 1: a long autoregression's residuals stand for the innovations (not needed without MA terms).
   const lagged = (series: Float64Array, lag: number, start: number) => series.subarray(start - lag, n - lag);
-  const long = leastSquares(
-    Array.from({ length: longOrder }, (_, j) => lagged(e, j + 1, longOrder)),
-    target1,
-  );
-  if (!long) return { ar: [], ma: [] };
   const innovations = new Float64Array(n);
-  for (let t = longOrder; t < n; t++) {
-    let v = e[t]!;
-    for (let j = 1; j <= longOrder; j++) v -= long.beta[j - 1]! * e[t - j]!;
-    innovations[t] = v;
+  if (maxMa > 0) {
+    const long = leastSquares(
+      Array.from({ length: longOrder }, (_, j) => lagged(e, j + 1, longOrder)),
+      e.subarray(longOrder),
+    );
+    if (!long) return { ar: [], ma: [] };
+    for (let t = longOrder; t < n; t++) {
+      let v = e[t]!;
+      for (let j = 1; j <= longOrder; j++) v -= long.beta[j - 1]! * e[t - j]!;
+      innovations[t] = v;
+    }
   }
   // Stage 2: every (p, q) on the same sample, by AICc.
   const y = e.subarray(from);
@@ -348,7 +356,21 @@ function chooseHarmonics(design: Design, perPeriod: HarmonicTerm[][], columnsOf:
   return ks;
 }
 
-export function fitHarmonic(rows: FitRows, periodsWanted: number[], progress: (share: number) => void = () => {}): HarmonicState {
+/**
+ * The rows of the last HISTORY_CYCLES cycles of the longest period (at least MIN_HISTORY steps): a season's
+ * shape drifts (a day of temperatures in December is not one in July), and fixed harmonics fitted on a year
+ * of hours forecast the year's average day.
+ */
+function recentRows(rows: FitRows, periods: number[]): FitRows {
+  const last = rows.time[rows.time.length - 1]!;
+  const from = last - Math.max(MIN_HISTORY, HISTORY_CYCLES * Math.max(0, ...periods)) + 1;
+  const first = rows.time.findIndex((t) => t >= from);
+  if (first <= 0) return rows;
+  return { time: rows.time.slice(first), features: rows.features.slice(first), target: rows.target.slice(first) };
+}
+
+export function fitHarmonic(allRows: FitRows, periodsWanted: number[], progress: (share: number) => void = () => {}): HarmonicState {
+  const rows = recentRows(allRows, periodsWanted);
   const time = rows.time.map(Math.round);
   const target = (rows.target as unknown[]).map(Number);
   const n = time.length;
