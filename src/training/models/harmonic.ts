@@ -45,6 +45,8 @@ const MAX_MA = 2;
 const ARMA_HISTORY = 10_000;
 const IN_SAMPLE_STEPS = 2000;
 const MIN_ROWS = 16;
+/** Rows of the Gram matrix's pass between progress reports (about 20 ms each at 60 columns). */
+const PROGRESS_ROWS = 8192;
 /** History the regression sees: this many cycles of the longest period, at least MIN_HISTORY steps. */
 const HISTORY_CYCLES = 10;
 const MIN_HISTORY = 2000;
@@ -131,7 +133,17 @@ function rowOf(t: number, features: number[], centre: number, scale: number, ter
  * X'X, X'y and y'y of the design, after the filter 1 - ar1 B - ar2 B^2 - ... on y and every column when `ar`
  * is not empty (prewhitening: least squares on the filtered rows is generalised least squares under AR errors).
  */
-function designOf(time: number[], features: number[][], y: Float64Array, centre: number, scale: number, terms: HarmonicTerm[], width: number, ar: number[]): Design {
+function designOf(
+  time: number[],
+  features: number[][],
+  y: Float64Array,
+  centre: number,
+  scale: number,
+  terms: HarmonicTerm[],
+  width: number,
+  ar: number[],
+  progress: (share: number) => void,
+): Design {
   const gram = new Float64Array(width * width);
   const cross = new Float64Array(width);
   const p = ar.length;
@@ -141,6 +153,7 @@ function designOf(time: number[], features: number[][], y: Float64Array, centre:
   let yy = 0;
   let used = 0;
   for (let i = 0; i < time.length; i++) {
+    if (i % PROGRESS_ROWS === PROGRESS_ROWS - 1) progress(i / time.length);
     const slot = ring[i % (p + 1)]!;
     rowOf(time[i]!, features[i]!, centre, scale, terms, slot);
     slot[width] = y[i]!;
@@ -423,7 +436,7 @@ export function fitHarmonic(allRows: FitRows, periodsWanted: number[], progress:
   // Ordinary least squares first. Its residuals decide d (KPSS, as auto.arima) and give an AR(<= 3) of the
   // (differenced) errors; the rows filtered by (1 - B)^d and that AR are then fitted again, K chosen anew
   // (AICc assumes independent errors: on autocorrelated ones OLS takes slow noise for harmonics).
-  let regression = regressionOf(designOf(time, rows.features, y, centre, scale, terms, columns, []), false);
+  let regression = regressionOf(designOf(time, rows.features, y, centre, scale, terms, columns, [], (share) => progress(0.3 * share)), false);
   progress(0.4);
   const olsErrors = residualsOf(regression).series;
   const { d } = chooseDifferencing(olsErrors, 0);
@@ -431,7 +444,7 @@ export function fitHarmonic(allRows: FitRows, periodsWanted: number[], progress:
   // 1 - sum c_j B^j = (1 - B)^d (1 - sum ar_j B^j).
   const filter = d === 1 ? [1, ...ar.map((c, j) => c - (j === 0 ? 1 : ar[j - 1]!)), ...(ar.length > 0 ? [-ar[ar.length - 1]!] : [])] : ar;
   if (filter.length > 0) {
-    const whitened = designOf(time, rows.features, y, centre, scale, terms, columns, filter);
+    const whitened = designOf(time, rows.features, y, centre, scale, terms, columns, filter, (share) => progress(0.4 + 0.2 * share));
     if (whitened.rows > columns + 2) regression = regressionOf(whitened, d === 1);
   }
   const { ks, ...partial } = regression;

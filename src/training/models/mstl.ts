@@ -9,6 +9,7 @@
  *  3. ETS (ets.ts, the non-seasonal forms by AICc) on the last TREND_HISTORY steps of the seasonally
  *     adjusted series (trend + remainder): the seasons are out, so only level and trend are left to model.
  *  4. Forecast = the ETS forecast + each seasonal component's last cycle repeated (mstl's seasonal naive).
+ * Exogenous features are ignored, as R's stlf: the harmonic and linear families carry covariates.
  * Rows at or before the last fitted time get the ETS one-step value plus the estimated seasons at that time
  * (stored for the last TREND_HISTORY steps; earlier rows get the first stored value, as ETS's).
  *
