@@ -40,7 +40,8 @@ export function parseParams<S extends z.ZodType>(schema: S, params: Record<strin
   const name = issue.path.length > 0 ? String(issue.path[0]) : 'parameters';
   const given = issue.path.length > 0 ? params[String(issue.path[0])] : params;
   if (given === undefined || given === null || given === '') throw Errors.missingParameter(name);
-  if (issue.code === 'custom' && name === 'tz') throw Errors.invalidTimezone(typeof given === 'string' ? given : JSON.stringify(given));
+  // A tz of the wrong type (a JSON number, object or list) is as unknown a zone as a misspelt one.
+  if (name === 'tz') throw Errors.invalidTimezone(typeof given === 'string' ? given : JSON.stringify(given));
   throw Errors.invalidParameter(name, issue.message);
 }
 

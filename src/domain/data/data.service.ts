@@ -57,6 +57,11 @@ export function parsePeriod(text: string): Period {
   if (Object.values(whole).some((v) => !Number.isInteger(v))) throw invalid('must use whole years, months, days, hours and minutes');
   if (Object.values(period).some((v) => v < 0)) throw invalid('must move dates ahead, not back');
   if (Object.values(whole).every((v) => v === 0) && seconds === 0) throw invalid('is an empty interval');
+  // The database adds each part as an integer to a timestamp: a part beyond that, or a move of ten
+  // thousand years, is no calendar move a forecast needs and would fail there instead of here.
+  if (Object.values(whole).some((v) => v > 2_147_483_647)) throw invalid('is too large');
+  const years = period.years + period.months / 12 + (period.days + (period.hours + (period.minutes + period.seconds / 60) / 60) / 24) / 365.2425;
+  if (years >= 10_000) throw invalid('must move dates by less than 10,000 years');
   return period;
 }
 
