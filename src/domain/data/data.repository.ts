@@ -52,9 +52,13 @@ const PGLITE_BATCH_BYTES = 8 * 1024 * 1024;
 
 /**
  * A spooled upload is copied into the embedded database in batches this large, each taking its one
- * connection on its own, so other requests get their turn between batches (bench/ingest, docs/benchmarks.md).
+ * connection on its own, so other requests get their turn between batches. PGlite runs the COPY on the
+ * event loop: a batch blocks every other request while it runs. Under Postgres's 64 kB COPY read buffer
+ * a batch costs about 1.5 ms, and no more per megabyte than larger ones; 64 kB batches took 8-11 ms and
+ * 256 kB ones 23-34 ms, per megabyte 2x and 1.4x as long (median per batch on 8 MB of the neighbour
+ * benchmark's file, three rounds; docs/benchmarks.md, issue 29).
  */
-const PGLITE_STAGING_BATCH_BYTES = 256 * 1024;
+const PGLITE_STAGING_BATCH_BYTES = 32 * 1024;
 
 /**
  * An upload's rows are copied into a staging table outside any transaction, then renamed to its
@@ -291,6 +295,9 @@ export function createDataRepository(database: DatabaseHandle) {
             try {
               for await (const batch of lineBatches(file.path, PGLITE_STAGING_BATCH_BYTES)) {
                 await db.connection().execute(() => pglite.query(copy(file.delimiter, `'/dev/blob'`), [], { blob: new Blob([batch]) }));
+                // The next batch may already be read: without a turn of the event loop, requests that arrived
+                // during this one would not even be parsed before the connection is taken again.
+                await new Promise((resolve) => setImmediate(resolve));
               }
             } catch (error) {
               throw failed(error, i);

@@ -1,0 +1,101 @@
+/**
+ * What one COPY batch of a spooled upload costs the embedded database's event loop, by batch size (issue
+ * 29): the neighbour benchmark's 47 MB file is read and checked as an upload is (openCsv, each 64 kB
+ * chunk timed), then its first PROBE_MB (default 8) of COPY lines are copied into a fresh staging-like
+ * table of a file-backed PGlite in batches of each size, in ROUNDS (default 3) interleaved rounds. PGlite
+ * runs on this thread, so a batch's time is how long every other request waits behind it.
+ *
+ *   npx tsx bench/ingest/staging-batches.ts [sizes in bytes, comma-separated]
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { once } from 'node:events';
+import { createReadStream, createWriteStream, mkdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openCsv, uploadBudget } from '../../src/domain/data/csv-ingest.js';
+import { generateCsv } from './generate.js';
+
+const out = join(dirname(fileURLToPath(import.meta.url)), '..', '.out');
+const sizes = (process.argv[2] ?? '16384,32768,49152,65536,131072,262144').split(',').map(Number);
+const probeBytes = Number(process.env.PROBE_MB ?? 8) * 1024 * 1024;
+const rounds = Number(process.env.ROUNDS ?? 3);
+
+const quantile = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return Number(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(2));
+};
+
+/** Blocks of whole lines of at most about `size` bytes, as the repository's staging reads its spool file. */
+async function* lineBatches(file: string, size: number): AsyncGenerator<Buffer> {
+  let carry: Buffer | undefined;
+  for await (const raw of createReadStream(file, { highWaterMark: size })) {
+    const chunk = carry ? Buffer.concat([carry, raw as Buffer]) : (raw as Buffer);
+    const cut = chunk.lastIndexOf(10);
+    if (cut === -1) {
+      carry = chunk;
+      continue;
+    }
+    yield chunk.subarray(0, cut + 1);
+    carry = cut + 1 < chunk.length ? chunk.subarray(cut + 1) : undefined;
+  }
+  if (carry && carry.length > 0) yield carry;
+}
+
+async function main() {
+  mkdirSync(out, { recursive: true });
+  const file = join(out, 'neighbour-50mb.csv');
+  await generateCsv(file, 720_000);
+  const spooled = join(out, 'staging-batches.copy');
+
+  // The receiving side: the check and conversion of each 64 kB chunk, as the upload spool runs it.
+  const csv = await openCsv(createReadStream(file, { highWaterMark: 64 * 1024 }), { label: 'bench', budget: uploadBudget(1e10) });
+  const spool = createWriteStream(spooled);
+  const chunkMs: number[] = [];
+  const lines = csv.lines[Symbol.asyncIterator]();
+  for (;;) {
+    const t0 = performance.now();
+    const next = await lines.next();
+    chunkMs.push(performance.now() - t0);
+    if (next.done) break;
+    if (!spool.write(next.value)) await once(spool, 'drain');
+  }
+  spool.end();
+  await once(spool, 'finish');
+  console.log(JSON.stringify({ receive: { chunks: chunkMs.length, p50: quantile(chunkMs, 0.5), p99: quantile(chunkMs, 0.99), max: quantile(chunkMs, 1) } }));
+
+  const dataDir = join(out, 'staging-batches-pglite');
+  rmSync(dataDir, { recursive: true, force: true });
+  const pglite = await PGlite.create({ dataDir });
+  const cols = csv.header.map((_, i) => `c${i + 1}`);
+  try {
+    for (let round = 1; round <= rounds; round++) {
+      for (const size of sizes) {
+        const table = `staging_${size}_${round}`;
+        await pglite.query(`create table ${table} (ord integer generated always as identity, ${cols.map((c) => `${c} text`).join(', ')})`);
+        const batchMs: number[] = [];
+        let bytes = 0;
+        for await (const batch of lineBatches(spooled, size)) {
+          const t0 = performance.now();
+          await pglite.query(`copy ${table} (${cols.join(', ')}) from '/dev/blob' with (format text, delimiter ',')`, [], { blob: new Blob([batch]) });
+          batchMs.push(performance.now() - t0);
+          bytes += batch.length;
+          if (bytes >= probeBytes) break;
+        }
+        const total = batchMs.reduce((sum, ms) => sum + ms, 0);
+        console.log(
+          JSON.stringify({ round, batchKb: size / 1024, batches: batchMs.length, p50: quantile(batchMs, 0.5), p90: quantile(batchMs, 0.9), p99: quantile(batchMs, 0.99), msPerMb: Number((total / (bytes / 1024 / 1024)).toFixed(1)) }),
+        );
+        await pglite.query(`drop table ${table}`);
+      }
+    }
+  } finally {
+    await pglite.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(spooled, { force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
