@@ -70,6 +70,8 @@ class PGliteConnection implements DatabaseConnection {
 class PGliteDriver implements Driver {
   private readonly connection: PGliteConnection;
   private queue: Promise<void> = Promise.resolve();
+  /** Acquisitions not yet released, holder and waiters (those that gave up leave when their turn passes). */
+  private inLine = 0;
   private readonly releasers = new WeakMap<DatabaseConnection, () => void>();
 
   constructor(
@@ -87,7 +89,15 @@ class PGliteDriver implements Driver {
     let release!: () => void;
     const previous = this.queue;
     this.queue = new Promise<void>((resolve) => (release = resolve));
-    if (this.waitMs === undefined) {
+    // Nobody holds the connection or waits for it (the common case): no timer to set.
+    const free = this.inLine === 0;
+    this.inLine++;
+    const done = release;
+    release = () => {
+      this.inLine--;
+      done();
+    };
+    if (this.waitMs === undefined || free) {
       await previous;
     } else {
       let timer: NodeJS.Timeout | undefined;
