@@ -1,6 +1,10 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../../src/db/migrator.js';
 import { factories } from '../support/factories.js';
 import { CURRENT, createTestContext, multipart, type TestContext, type TestUser } from '../support/helper.js';
 
@@ -319,5 +323,51 @@ describe('the wait for a database connection', () => {
     await Promise.all([first, third]);
     expect(order).toEqual(['first', 'third']);
     expect((await sessionCheck(ctx, alice)).envelope.status).toBe(0);
+  });
+});
+
+describe.skipIf(!onPostgres)('migrations beside a held lock', () => {
+  let ctx: TestContext;
+  let operator: pg.Client;
+  let dir: string;
+  beforeAll(async () => {
+    ctx = await createTestContext({ env: { DB_LOCK_TIMEOUT_MS: '400' } });
+    operator = await operatorSession(ctx);
+    dir = await mkdtemp(path.join(os.tmpdir(), 'mtcs-migrations-'));
+  });
+  afterAll(async () => {
+    await operator?.end();
+    await ctx?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('try a migration again when its table lock wait reaches the lock bound, and name it after the last try', async () => {
+    await writeFile(path.join(dir, '9001_touch_users.sql'), '-- why: a test\nalter table users add column waits_test integer;\n');
+    await operator.query('begin');
+    await operator.query('lock table users in access share mode');
+    // Held over two tries (400 ms each), let go before the third.
+    const released = sleep(1000).then(() => operator.query('commit'));
+    expect(await migrate(ctx.database, dir)).toEqual(['9001_touch_users.sql']);
+    await released;
+
+    await writeFile(path.join(dir, '9002_touch_users_again.sql'), '-- why: a test\nalter table users drop column waits_test;\n');
+    await operator.query('begin');
+    await operator.query('lock table users in access share mode');
+    try {
+      await expect(migrate(ctx.database, dir)).rejects.toThrow(
+        /^Migration 9002_touch_users_again\.sql failed: canceling statement due to lock timeout \(5 times: another session holds a lock it needs\)$/,
+      );
+    } finally {
+      await operator.query('rollback');
+    }
+  });
+
+  it('wait for another process applying migrations past the lock bound (the long bound)', async () => {
+    await operator.query('select pg_advisory_lock(724119001)');
+    const released = sleep(1000).then(() => operator.query('select pg_advisory_unlock(724119001)'));
+    const started = Date.now();
+    expect(await migrate(ctx.database, dir)).toEqual(['9002_touch_users_again.sql']);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    await released;
   });
 });
