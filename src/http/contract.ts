@@ -123,9 +123,11 @@ export function replyContract(data: z.ZodType, example?: unknown): ReplyContract
   const successJson = envelopeOf(data);
   const errorJson = stripForDocument(toOpenApiSchema(errorEnvelope)) as Json;
   const dataExample = example ?? exampleOf((successJson.properties as Record<string, Json>).data!);
-  const stringifySuccess = successSerializer(data, successJson);
+  // Compiled by the route's first success reply, not at start (issue 29): generating every route's
+  // serialiser was a quarter of building the app.
+  let stringifySuccess: ((payload: unknown) => string) | undefined;
   const serialize = (payload: unknown) =>
-    (payload as { status?: unknown } | null)?.status === 0 ? stringifySuccess(payload) : JSON.stringify(payload);
+    (payload as { status?: unknown } | null)?.status === 0 ? (stringifySuccess ??= successSerializer(data, successJson))(payload) : JSON.stringify(payload);
   return {
     response: {
       200: {
