@@ -53,10 +53,9 @@ const PGLITE_BATCH_BYTES = 8 * 1024 * 1024;
 /**
  * A spooled upload is copied into the embedded database in batches this large, each taking its one
  * connection on its own, so other requests get their turn between batches. PGlite runs the COPY on the
- * event loop: a batch blocks every other request while it runs. Under Postgres's 64 kB COPY read buffer
- * a batch costs about 1.5 ms, and no more per megabyte than larger ones; 64 kB batches took 8-11 ms and
- * 256 kB ones 23-34 ms, per megabyte 2x and 1.4x as long (median per batch on 8 MB of the neighbour
- * benchmark's file, three rounds; docs/benchmarks.md, issue 29).
+ * event loop: a batch blocks every other request while it runs. A 32 kB batch took 1.3-2.3 ms (median),
+ * a 64 kB one 3.2-11 ms, a 256 kB one 16-34 ms, at about the same cost per megabyte
+ * (bench/ingest/staging-batches.ts, docs/benchmarks.md, issue 29).
  */
 const PGLITE_STAGING_BATCH_BYTES = 32 * 1024;
 
