@@ -117,12 +117,15 @@ describe('MSTL family: two known seasons', () => {
     expect(periodsFor([7, 365.25], 800)).toEqual([7, 365]);
   });
 
-  it('applies to time-ordered rows with a season and two cycles of the longest period only', () => {
+  it('applies to time-ordered rows with a season from two cycles of the shortest period, and then decomposes only that one', () => {
     const info = periodsContext([24, 168], h).info;
-    expect(mstlFamily.applies(info, 336)).toBe(true);
-    expect(mstlFamily.applies(info, 335)).toBe(false);
+    expect(mstlFamily.applies(info, 48)).toBe(true);
+    expect(mstlFamily.applies(info, 47)).toBe(false);
     expect(mstlFamily.applies({ ...info, periods: [] }, 1000)).toBe(false);
     expect(mstlFamily.applies({ ...info, timeOrdered: false }, 1000)).toBe(false);
+    const dayOnly = mstlFamily.fit(rowsOf(known.slice(0, 200)), periodsContext([24, 168], h));
+    expect(dayOnly.state.periods).toEqual([24]);
+    expect(dayOnly.describe()).toMatch(/^MSTL \(seasons 24\)/);
   });
 
   it('fits rows with missing steps (interpolated on the grid) and forecasts on their time axis', () => {

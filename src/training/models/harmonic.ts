@@ -550,8 +550,13 @@ export const harmonicFamily: ModelFamily<HarmonicState> = {
   name: 'harmonic',
   kind: 'numeric',
   applies: (info, n) => info.timeOrdered && info.periods.length > 0 && n >= MIN_ROWS,
-  // The Gram matrix of up to 2 + 20 per period + inputs columns dominates: O(n columns^2).
-  cost: (info, n) => Math.max(2, Math.round((n * (2 + 2 * MAX_HARMONICS * info.periods.length) ** 2) / 200_000)),
+  // The Gram matrices dominate, O(rows columns^2) on the recent rows; measured about 3x ets's fit on 4,000
+  // half-hourly rows and 40x on 100,000 five-minute rows.
+  cost: (info, n) => {
+    const used = Math.min(n, Math.max(MIN_HISTORY, HISTORY_CYCLES * Math.max(0, ...info.periods)));
+    const columns = Math.min(2 + 2 * MAX_HARMONICS * info.periods.length, Math.sqrt(GRAM_WORK / Math.max(1, used)));
+    return Math.max(2, Math.round((used * columns ** 2) / 300_000));
+  },
   fit(rows: FitRows, ctx: FitContext) {
     return revive(fitHarmonic(rows, ctx.info.periods, (share) => ctx.progress(share)));
   },
