@@ -7,6 +7,7 @@ const all: Record<string, () => Promise<unknown>> = {
   forecast: async () => (await import('./forecast/run.js')).benchForecast(),
   corpus: async () => (await import('./forecast/corpus.js')).benchCorpus(),
   subdaily: async () => (await import('./forecast/subdaily.js')).benchSubdaily(),
+  'subdaily-time': async () => (await import('./forecast/subdaily-time.js')).benchSubdailyTime(),
   ablation: async () => (await import('./forecast/ablation.js')).benchAblation(),
   intervals: async () => (await import('./forecast/intervals.js')).benchIntervals(),
   tabular: async () => (await import('./forecast/tabular.js')).benchTabular(),

@@ -610,6 +610,15 @@ function flightsSubDaily(): ForecastSet[] {
   ];
 }
 
+/**
+ * Departures per half hour with `weeks` known weeks and the next one empty (bench/forecast/subdaily-time.ts:
+ * 11 weeks make the issue's 4,000-row case, 4,032 rows).
+ */
+export function flightsHalfHourly(weeks: number): ForecastSet {
+  const all = readCsv('flights-3m.csv', DATA_DIR_V1).map((r) => ({ at: `2001-${r.date!.slice(0, 2)}-${r.date!.slice(2, 4)}T${r.date!.slice(4, 6)}:${r.date!.slice(6, 8)}`, count: 1 }));
+  return subDaily(`subdaily.flights_half_hourly_${weeks}w`, `Flights departing per half hour, ${weeks} weeks known`, 'half-hourly', countsPer(30, '2001-01-01T00:00', '2001-03-31T23:59', all), weeks);
+}
+
 /** GitHub activity per hour of one account, January-May 2015 (vega-datasets github.csv: `time`, `count`, non-zero hours only). */
 function githubHourly(): ForecastSet[] {
   const events = readCsv('github.csv').map((r) => ({ at: r.time!.replace(/\//g, '-').replace(' ', 'T').slice(0, 16), count: Number(r.count) }));

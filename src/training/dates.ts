@@ -104,6 +104,26 @@ export function detectDateFormat(values: string[]): string | null {
   return best;
 }
 
+/** What a whole date looks like before any format is tried: digits, separators, a time, maybe a zone. */
+const DATE_LIKE = /^\d{1,4}[-/.]\d{1,2}([-/.]\d{1,4})?([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+/**
+ * The format of a column of whole dates that arrived as text (`timestamp` = `2000-06-05 00:30:00`): every
+ * non-empty cell must read with one format; null otherwise. The legacy upload has roles only for date parts,
+ * so a whole-date column comes in as a text input; the engine and the charts read it as the time axis
+ * (issue 28). Cells that do not look like dates are refused before any format is tried, so text columns
+ * cost one regular expression per sampled cell.
+ */
+export function wholeDateFormat(values: (string | null | undefined)[]): string | null {
+  const cells = values.map((v) => (v ?? '').trim()).filter((v) => v !== '');
+  if (cells.length < 2) return null;
+  const stride = Math.max(1, cells.length / DETECTION_SAMPLE);
+  for (let i = 0; i < cells.length; i += stride) if (!DATE_LIKE.test(cells[Math.floor(i)] as string)) return null;
+  const format = detectDateFormat(cells);
+  if (format === null) return null;
+  return cells.every((v) => parseDate(v, format) !== null) ? format : null;
+}
+
 export type PartValues = Partial<Record<DatePart, number>>;
 
 /**

@@ -96,11 +96,20 @@ function compareErrors(a: number, b: number): number {
   return Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b)) + 1e-12 ? 0 : a - b;
 }
 
+/**
+ * Exact ties (intermittent counts whose windows all start after a zero: the last value and the median both
+ * forecast 0 everywhere) go to the candidate that forecasts from many rows rather than from the one last
+ * row, which the windows never saw and which may be a spike (issue 28: GitHub's hourly counts forecast by a
+ * last value of 4 where the median's 0 was twice as close).
+ */
+const ONE_ROW = new Set(['naive', 'drift']);
+const fromOneRow = (s: Scored) => (ONE_ROW.has(s.family.name) ? 1 : 0);
+
 export function chooseWinner(scored: Scored[], backtest: Backtest, data: FitRows, kind: 'numeric' | 'categorical'): Winner {
   const ranked = scored
     .map((s, order) => ({ s, order }))
     .filter(({ s }) => s.error !== null && Number.isFinite(s.error))
-    .sort((a, b) => compareErrors(a.s.error as number, b.s.error as number) || a.order - b.order)
+    .sort((a, b) => compareErrors(a.s.error as number, b.s.error as number) || fromOneRow(a.s) - fromOneRow(b.s) || a.order - b.order)
     .map(({ s }) => s);
   const best = ranked[0];
   if (!best) throw new Error('no model could be fitted on this data');

@@ -23,6 +23,7 @@ import {
   stepsBetween,
   timelineFromParts,
   type PartValues,
+  wholeDateFormat,
   type TimeReport,
 } from './dates.js';
 import { readPart, type CellReader, type TimeAxisState } from './encoder.js';
@@ -69,7 +70,7 @@ export function analyse(input: TrainingInput): Analysis {
   }
   const outputs = columns.filter((c) => c.role === 'output');
   const partColumns = columns.filter((c) => c.role === 'date' && c.datePart);
-  const dateColumns = columns.filter((c) => c.role === 'date' && !c.datePart);
+  let dateColumns = columns.filter((c) => c.role === 'date' && !c.datePart);
   if (outputs.length === 0) throw invalid('At least one output column is required');
   if (!columns.some((c) => c.role === 'input' || c.role === 'date')) {
     throw invalid('At least one input or date column is required');
@@ -87,6 +88,17 @@ export function analyse(input: TrainingInput): Analysis {
     if (outputs.every((c) => isEmptyCell(read(c.name)))) forecast.push(i);
     else candidates.push(i);
   });
+
+  if (partColumns.length === 0 && dateColumns.length === 0) {
+    // A text input whose every known cell is a whole date is the time axis (dates.ts wholeDateFormat).
+    const promoted = columns.findIndex(
+      (c) => c.role === 'input' && c.kind === 'categorical' && wholeDateFormat(candidates.map((i) => (readers[i] as CellReader)(c.name))) !== null,
+    );
+    if (promoted >= 0) {
+      columns[promoted] = { ...(columns[promoted] as ColumnSpec), role: 'date' };
+      dateColumns = [columns[promoted] as ColumnSpec];
+    }
+  }
 
   const dateFormats: Record<string, string> = {};
   for (const col of dateColumns) {

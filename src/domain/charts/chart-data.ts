@@ -1,4 +1,4 @@
-import { detectDateFormat, parseDate, type PartValues } from '../../training/dates.js';
+import { detectDateFormat, parseDate, wholeDateFormat, type PartValues } from '../../training/dates.js';
 import type { DatePart } from '../../training/types.js';
 
 /**
@@ -78,11 +78,13 @@ const numberOf = (text: string): number | undefined => (NUMBER.test(text) ? Numb
  * counts rows instead, since a partial or invented calendar (parts without a year) would mislead.
  */
 export function timeAxis(columns: ColumnInfo[], input: Row[], output: Row[]): { input: number[]; output: number[] } | null {
-  const dates = columns.filter((c) => c.role === 'date');
-  if (dates.length === 0) return null;
-  const whole = dates.find((c) => !c.date_part);
-  let times: (number | null)[];
   const all = [...input, ...output];
+  const dates = columns.filter((c) => c.role === 'date');
+  // No date role: a text input of whole dates is the time axis, as the engine reads it (wholeDateFormat).
+  const text = dates.length === 0 ? columns.find((c) => c.role === 'input' && wholeDateFormat(all.map((row) => cell(row, c.name))) !== null) : undefined;
+  if (dates.length === 0 && !text) return null;
+  const whole = text ?? dates.find((c) => !c.date_part);
+  let times: (number | null)[];
   if (whole) {
     const format = detectDateFormat(all.map((row) => cell(row, whole.name)));
     if (!format) return null;
