@@ -104,6 +104,13 @@ function makeFitted(state: SarimaState, fittedModel?: ArimaInstance): FittedMode
   return fitted;
 }
 
+/**
+ * Ten seasons of history when the season is modelled; a season longer than MAX_SEASON is not, so its ten
+ * seasons (2,880 five-minute steps) would only slow the non-seasonal search, and crashed the package's
+ * memory on 100,000 rows (issue 28).
+ */
+const historyCap = (season: number) => (season >= 2 && season <= MAX_SEASON ? Math.max(10 * season, MIN_HISTORY) : MIN_HISTORY);
+
 function fitSarima(rows: FitRows, ctx: FitContext): FittedModel<SarimaState> {
   const target = rows.target as number[];
   if (target.length !== rows.time.length) throw new Error('sarima: time and target lengths differ');
@@ -112,7 +119,7 @@ function fitSarima(rows: FitRows, ctx: FitContext): FittedModel<SarimaState> {
     if (!(rows.time[i]! > rows.time[i - 1]!)) throw new Error('sarima: time must be strictly increasing');
   }
   const season = ctx.info.season;
-  const cap = Math.max(10 * season, MIN_HISTORY);
+  const cap = historyCap(season);
   const { start, series } = toGrid(rows.time.map(Math.round), target, cap);
   const first = series[0]!;
   if (series.every((v) => v === first)) {
@@ -135,7 +142,7 @@ export const sarimaFamily: ModelFamily<SarimaState> = {
   },
   cost(info: SeriesInfo, rows: number, final?: boolean): number {
     // Up to MAX_FITS likelihood fits on at most max(10 s, 600) steps; a seasonal state space grows with s.
-    const n = Math.min(rows, Math.max(10 * info.season, MIN_HISTORY));
+    const n = Math.min(rows, historyCap(info.season));
     const seasonal = info.season >= 2 && info.season <= MAX_SEASON ? 1 + info.season / 12 : 1;
     return Math.max(5, Math.round(((final === false ? MAX_BACKTEST_FITS : MAX_FITS) * n * seasonal) / 100));
   },
