@@ -34,7 +34,7 @@
 import { CholeskyDecomposition, EigenvalueDecomposition, Matrix } from 'ml-matrix';
 import { diff } from './closed-forms.js';
 import { gridOf } from './ets.js';
-import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows } from './model.js';
+import { hasLongSeason, type FitContext, type FitRows, type FittedModel, type ModelFamily, type PredictRows } from './model.js';
 import { chooseDifferencing } from './sarima-search.js';
 
 const MAX_HARMONICS = 40;
@@ -549,7 +549,7 @@ function revive(state: HarmonicState): FittedModel<HarmonicState> {
 export const harmonicFamily: ModelFamily<HarmonicState> = {
   name: 'harmonic',
   kind: 'numeric',
-  applies: (info, n) => info.timeOrdered && info.periods.length > 0 && n >= MIN_ROWS,
+  applies: (info, n) => info.timeOrdered && hasLongSeason(info) && n >= MIN_ROWS,
   // The Gram matrices dominate, O(rows columns^2) on the recent rows; measured about 3x ets's fit on 4,000
   // half-hourly rows and 40x on 100,000 five-minute rows.
   cost: (info, n) => {

@@ -106,3 +106,9 @@ export interface ModelFamily<State = unknown> {
   /** Rebuilds the fitted model from its stored state (after a restart); must predict identically. */
   revive(state: State): FittedModel<State>;
 }
+
+/**
+ * A season longer than a day of hours (half-hourly 48 and up, daily data's year): what the MSTL and harmonic
+ * families are for. On monthly, quarterly and short daily series they only added selection noise (issue 28).
+ */
+export const hasLongSeason = (info: SeriesInfo) => info.periods.some((p) => p > 24);

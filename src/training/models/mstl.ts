@@ -17,7 +17,7 @@
  * @bsull/augurs's MSTL exposes no state to revive, so it only serves the unit test as a reference.
  */
 import { etsForecast, fitEts, formsFor, gridOf, describeEts, type EtsState } from './ets.js';
-import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
+import { hasLongSeason, type FitContext, type FitRows, type FittedModel, type ModelFamily, type PredictRows, type SeriesInfo } from './model.js';
 import { stl } from './stl.js';
 
 /** The engine keeps at most 100,000 known rows; STL is O(n), so the whole history is decomposed. */
@@ -128,7 +128,7 @@ export const mstlFamily: ModelFamily<MstlState> = {
   // The early backtest windows of a long horizon may hold two cycles of the day but not of the week: the
   // fit then decomposes the periods it can (periodsFor), so the family is scored on every window instead of
   // sitting out (15-minute data a week ahead, issue 28).
-  applies: (info, n) => info.timeOrdered && info.periods.length > 0 && n >= Math.max(MIN_ROWS, 2 * shortest(info)),
+  applies: (info, n) => info.timeOrdered && hasLongSeason(info) && n >= Math.max(MIN_ROWS, 2 * shortest(info)),
   // The ETS's three forms on TREND_HISTORY steps weigh as ets's; two STLs per period are O(n) each (measured
   // about ets's fit on 4,000 half-hourly rows, 40x on 100,000 five-minute rows).
   cost: (info, n) => Math.max(2, Math.round((3 * Math.min(n, TREND_HISTORY)) / 200 + (info.periods.length * Math.min(n, MAX_HISTORY)) / 200)),
