@@ -96,7 +96,7 @@ export function analyse(input: TrainingInput): Analysis {
     );
     if (promoted >= 0) {
       columns[promoted] = { ...(columns[promoted] as ColumnSpec), role: 'date' };
-      dateColumns = [columns[promoted] as ColumnSpec];
+      dateColumns = [columns[promoted]];
     }
   }
 
