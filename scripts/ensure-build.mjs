@@ -33,7 +33,9 @@ function build(newestInput) {
   }
   // Stamped with the build's start: a source saved while it compiled is newer and builds again next
   // time (a source dated in the future, by a skewed clock, does not make every start compile).
-  const started = new Date(Math.max(Date.now(), newestInput));
+  // Whole milliseconds up: a Date drops the fraction of a nanosecond mtime, which would leave the stamp a
+  // hair older than its newest source and make every start compile again.
+  const started = new Date(Math.max(Date.now(), Math.ceil(newestInput)));
   const run = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--noCheck'], { cwd: root, stdio: 'inherit' });
   if (run.status !== 0) process.exit(run.status ?? 1);
   writeFileSync(stamp, '');

@@ -55,7 +55,7 @@ export function seriesSpec(panel: SeriesPanel, title: PanelTitle, size: PanelSiz
     type: temporal ? ('temporal' as const) : ('quantitative' as const),
     title: temporal ? null : 'row',
     scale: temporal ? { type: 'utc' as const } : { zero: false },
-    axis: { labelOverlap: true, ...(timeOfDay ? { format: '%d %b %H:%M', formatType: 'utc' as const } : {}) },
+    axis: { labelOverlap: true, ...(timeOfDay ? { format: '%d %b %H:%M' } : {}) },
   };
   const y = (field: string) => ({ field, type: 'quantitative' as const, title: panel.column, scale: { zero: false } });
   // Each layer names its series in a field (the schema allows a scale and legend only on field definitions).

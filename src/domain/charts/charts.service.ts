@@ -11,6 +11,9 @@ import { classPanel, seriesPanel, timeAxis, type ColumnInfo, type PanelData, typ
 import { classSpec, seriesSpec, stackSpecs, type PanelTitle } from './chart-spec.js';
 import { createRenderPool, type RenderPool, type RenderPoolOptions } from './render-pool.js';
 
+/** Text inputs read as possible whole dates when a job has no date column. */
+const MAX_TEXT_DATE_COLUMNS = 3;
+
 export type ChartFormat = 'svg' | 'png' | 'vega';
 
 export interface ChartQuery {
@@ -136,7 +139,10 @@ export function createChartsService({ jobs, data, renderer }: ChartsServiceDeps)
       ...(last === share && last !== q.history ? { historyCap: share } : {}),
       ...(output.length === CHART_MAX_FORECAST_ROWS && outputRows > output.length ? { outputRows } : {}),
     };
-    const dateColumns = inputColumns.filter((c) => c.role === 'date').map((c) => c.name);
+    // Without a date role, text inputs may be whole dates (chart-data timeAxis reads them as the engine does):
+    // the first few are read with the known rows.
+    const dated = inputColumns.filter((c) => c.role === 'date').map((c) => c.name);
+    const dateColumns = dated.length > 0 ? dated : inputColumns.filter((c) => c.role === 'input' && c.type !== 'numeric').slice(0, MAX_TEXT_DATE_COLUMNS).map((c) => c.name);
     // k-fold selection means the engine found no time axis: tabular rows, drawn by row number.
     const tabular = selection?.scheme === 'k-fold';
     const size = { width: q.width, height: q.height };
