@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openCsv, uploadBudget } from '../../src/domain/data/csv-ingest.js';
 import { generateCsv } from './generate.js';
+import { lineBatches } from '../../src/domain/data/data.repository.js';
 
 const out = join(dirname(fileURLToPath(import.meta.url)), '..', '.out');
 const sizes = (process.argv[2] ?? '16384,32768,49152,65536,131072,262144').split(',').map(Number);
@@ -24,22 +25,6 @@ const quantile = (values: number[], q: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return Number(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(2));
 };
-
-/** Blocks of whole lines of at most about `size` bytes, as the repository's staging reads its spool file. */
-async function* lineBatches(file: string, size: number): AsyncGenerator<Buffer> {
-  let carry: Buffer | undefined;
-  for await (const raw of createReadStream(file, { highWaterMark: size })) {
-    const chunk = carry ? Buffer.concat([carry, raw as Buffer]) : (raw as Buffer);
-    const cut = chunk.lastIndexOf(10);
-    if (cut === -1) {
-      carry = chunk;
-      continue;
-    }
-    yield chunk.subarray(0, cut + 1);
-    carry = cut + 1 < chunk.length ? chunk.subarray(cut + 1) : undefined;
-  }
-  if (carry && carry.length > 0) yield carry;
-}
 
 async function main() {
   mkdirSync(out, { recursive: true });

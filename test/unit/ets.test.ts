@@ -1,18 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { describeEts, etsFamily, etsForecast, fitEts, formsFor } from '../../src/training/models/ets.js';
-import { rowsOf, seasonContext, terminateWhileFitting } from './family-support.js';
-import { mulberry32 } from '../../src/training/prng.js';
+import { noise, rowsOf, seasonContext, terminateWhileFitting } from './family-support.js';
 
-/** Approximately normal noise (sum of 12 uniforms), seeded. */
-function noise(seed: number): () => number {
-  const random = mulberry32(seed);
-  return () => {
-    let s = 0;
-    for (let i = 0; i < 12; i++) s += random();
-    return s - 6;
-  };
-}
 
 /** The three series of the known answers below: statsmodels 0.13 ETSModel, additive errors, lowest AICc. */
 function knownSeries() {

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { FitContext, FitRows } from '../../src/training/models/model.js';
+import { mulberry32 } from '../../src/training/prng.js';
 
 /** A series as fit rows with no features, time = index. */
 export const rowsOf = (series: number[]): FitRows => ({ time: series.map((_, i) => i), features: series.map(() => []), target: series });
@@ -43,4 +44,14 @@ export async function terminateWhileFitting(modulePath: string, familyExport: st
   const started = performance.now();
   await worker.terminate();
   return performance.now() - started;
+}
+
+/** Approximately normal noise (sum of 12 uniforms), seeded. */
+export function noise(seed: number): () => number {
+  const random = mulberry32(seed);
+  return () => {
+    let s = 0;
+    for (let i = 0; i < 12; i++) s += random();
+    return s - 6;
+  };
 }

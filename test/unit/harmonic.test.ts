@@ -1,18 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { candidateTerms, errorPath, fitArma, fitHarmonic, harmonicFamily, type HarmonicState } from '../../src/training/models/harmonic.js';
 import type { FitContext, FitRows } from '../../src/training/models/model.js';
-import { mulberry32 } from '../../src/training/prng.js';
-import { seasonContext } from './family-support.js';
+import { noise, seasonContext } from './family-support.js';
 
-/** Approximately normal noise (sum of 12 uniforms), seeded. */
-function noise(seed: number): () => number {
-  const random = mulberry32(seed);
-  return () => {
-    let s = 0;
-    for (let i = 0; i < 12; i++) s += random();
-    return s - 6;
-  };
-}
 
 const periodsContext = (periods: number[], horizon: number): FitContext => {
   const base = seasonContext(periods[0]!, horizon);

@@ -72,7 +72,7 @@ const stagingTable = (name: string) => {
 const STALE_STAGING_MS = 60 * 60 * 1000;
 
 /** Blocks of whole lines (each ends with a line break) of at most about `size` bytes, from a file. */
-async function* lineBatches(file: string, size: number): AsyncGenerator<Buffer> {
+export async function* lineBatches(file: string, size: number): AsyncGenerator<Buffer> {
   let carry: Buffer | undefined;
   for await (const raw of createReadStream(file, { highWaterMark: size })) {
     const chunk = carry ? Buffer.concat([carry, raw as Buffer]) : (raw as Buffer);
