@@ -71,7 +71,9 @@ const HUGE_MB = String(1024 * 1024 * 1024);
 beforeAll(async () => {
   db = await createDatabase();
   // One starts first so the two do not race each other through the migrations' lock for long.
-  small = await startApi({ databaseUrl: db.url, env: { MAX_UPLOAD_MB: '1', DATA_DIR: smallData } });
+  // The lingering close reads up to LINGERING_MAX_MB of a refused body so the client hears the refusal;
+  // past it the socket closes at once and a client still writing sees EPIPE. 4 MB covers the 2.5 MB files.
+  small = await startApi({ databaseUrl: db.url, env: { MAX_UPLOAD_MB: '1', LINGERING_MAX_MB: '4', DATA_DIR: smallData } });
   huge = await startApi({ databaseUrl: db.url, env: { MAX_UPLOAD_MB: HUGE_MB, UPLOAD_SPOOL_USER_MB: HUGE_MB, UPLOAD_SPOOL_TOTAL_MB: HUGE_MB, DATA_DIR: hugeData } });
 });
 
