@@ -302,8 +302,7 @@ export function stepFrom(dt: DateTime, axis: Pick<FrequencyInfo, 'unit' | 'step'
   if (!axis.businessDays) return stepDate(dt, axis.unit, steps * axis.step, axis.monthEnd ?? false);
   const target = businessDayOf(dt) + steps * axis.step;
   const days = Math.floor(target / 5) * 7 + (((target % 5) + 5) % 5);
-  const start = dt.startOf('day');
-  return MONDAY.plus({ days }).set({ hour: dt.hour, minute: dt.minute, second: dt.second, millisecond: dt.millisecond }).setZone(start.zone);
+  return MONDAY.plus({ days }).set({ hour: dt.hour, minute: dt.minute, second: dt.second, millisecond: dt.millisecond });
 }
 
 /** 1970-01-05 was a Monday: weekdays are counted from it, a weekend day counts as the Monday after. */

@@ -268,7 +268,7 @@ function forecast(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, 
       frequency: info.timeOrdered ? info.frequency : 'none',
       season: info.season,
       periods: info.periods,
-      ...(timeNotesOf(analysis, info).length > 0 ? { timeNotes: timeNotesOf(analysis, info) } : {}),
+      ...timeNotesOf(analysis, info),
       outputs: runs.map(selectionOf),
     },
     metrics: metricsOf(runs, backtest),
@@ -284,14 +284,14 @@ function forecast(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, 
   };
 }
 
-/** What the status record says about the time axis beyond its frequency: repeated stamps and gaps. */
-function timeNotesOf(analysis: Analysis, info: SeriesInfo): string[] {
-  if (!info.timeOrdered) return [];
+/** What the status record says about the time axis beyond its frequency: repeated stamps and gaps (none: no field). */
+function timeNotesOf(analysis: Analysis, info: SeriesInfo): { timeNotes?: string[] } {
+  if (!info.timeOrdered) return {};
   const { duplicates, missingSteps } = analysis.timeReport;
   const notes: string[] = [];
   if (duplicates > 0) notes.push(`${duplicates} repeated timestamp${duplicates === 1 ? '' : 's'}: kept the last row of each`);
   if (missingSteps > 0) notes.push(`${missingSteps} missing step${missingSteps === 1 ? '' : 's'} between known rows (gaps left as they are)`);
-  return notes;
+  return notes.length > 0 ? { timeNotes: notes } : {};
 }
 
 /** The widths of the stored model, and (on the run, for the report) their held-out coverage on the backtest. */

@@ -89,19 +89,20 @@ export function analyse(input: TrainingInput): Analysis {
     else candidates.push(i);
   });
 
+  const dateFormats: Record<string, string> = {};
   if (partColumns.length === 0 && dateColumns.length === 0) {
     // A text input whose every known cell is a whole date is the time axis (dates.ts wholeDateFormat).
-    const promoted = columns.findIndex(
-      (c) => c.role === 'input' && c.kind === 'categorical' && wholeDateFormat(candidates.map((i) => (readers[i] as CellReader)(c.name))) !== null,
-    );
-    if (promoted >= 0) {
-      columns[promoted] = { ...(columns[promoted] as ColumnSpec), role: 'date' };
-      dateColumns = [columns[promoted]];
+    for (const [k, c] of columns.entries()) {
+      const format = c.role === 'input' && c.kind === 'categorical' ? wholeDateFormat(candidates.map((i) => (readers[i] as CellReader)(c.name))) : null;
+      if (format === null) continue;
+      columns[k] = { ...c, role: 'date' };
+      dateColumns = [columns[k]];
+      dateFormats[c.name] = format;
+      break;
     }
   }
-
-  const dateFormats: Record<string, string> = {};
   for (const col of dateColumns) {
+    if (dateFormats[col.name] !== undefined) continue;
     const format = detectDateFormat(candidates.map((i) => (readers[i] as CellReader)(col.name) ?? ''));
     if (format === null) throw invalid(`Column '${col.name}': unrecognised date format`);
     dateFormats[col.name] = format;

@@ -1,4 +1,4 @@
-import { detectDateFormat, parseDate, wholeDateFormat, type PartValues } from '../../training/dates.js';
+import { detectDateFormat, parseDate, wholeDateFormat, withDateCache, type PartValues } from '../../training/dates.js';
 import type { DatePart } from '../../training/types.js';
 
 /**
@@ -78,17 +78,37 @@ const numberOf = (text: string): number | undefined => (NUMBER.test(text) ? Numb
  * counts rows instead, since a partial or invented calendar (parts without a year) would mislead.
  */
 export function timeAxis(columns: ColumnInfo[], input: Row[], output: Row[]): { input: number[]; output: number[] } | null {
+  // One parse per cell: the whole-date check and the timestamps read the same cells.
+  return withDateCache(() => readTimeAxis(columns, input, output));
+}
+
+type WholeDates = { column: ColumnInfo; format: string | null } | undefined;
+
+/** No date role: the first text input of whole dates is the time axis, as the engine reads it (wholeDateFormat). */
+function textDateColumn(columns: ColumnInfo[], rows: Row[]): WholeDates {
+  for (const column of columns) {
+    if (column.role !== 'input') continue;
+    const format = wholeDateFormat(rows.map((row) => cell(row, column.name)));
+    if (format !== null) return { column, format };
+  }
+  return undefined;
+}
+
+function wholeDateColumn(dates: ColumnInfo[], rows: Row[]): WholeDates {
+  const column = dates.find((c) => !c.date_part);
+  return column && { column, format: detectDateFormat(rows.map((row) => cell(row, column.name))) };
+}
+
+function readTimeAxis(columns: ColumnInfo[], input: Row[], output: Row[]): { input: number[]; output: number[] } | null {
   const all = [...input, ...output];
   const dates = columns.filter((c) => c.role === 'date');
-  // No date role: a text input of whole dates is the time axis, as the engine reads it (wholeDateFormat).
-  const text = dates.length === 0 ? columns.find((c) => c.role === 'input' && wholeDateFormat(all.map((row) => cell(row, c.name))) !== null) : undefined;
-  if (dates.length === 0 && !text) return null;
-  const whole = text ?? dates.find((c) => !c.date_part);
+  const whole = dates.length === 0 ? textDateColumn(columns, all) : wholeDateColumn(dates, all);
+  if (dates.length === 0 && !whole) return null;
   let times: (number | null)[];
   if (whole) {
-    const format = detectDateFormat(all.map((row) => cell(row, whole.name)));
+    const { column, format } = whole;
     if (!format) return null;
-    times = all.map((row) => parseDate(cell(row, whole.name), format)?.toMillis() ?? null);
+    times = all.map((row) => parseDate(cell(row, column.name), format)?.toMillis() ?? null);
   } else {
     const parts = dates.map((c) => c.date_part as DatePart);
     if (!parts.includes('year')) return null;
