@@ -63,24 +63,32 @@ async function activity(client: pg.Client, condition: string) {
 /** The service's sessions that are inside a transaction, with their state. */
 const openTransactions = (client: pg.Client) => activity(client, `application_name like 'mtcs%' and xact_start is not null`);
 
-describe.skipIf(!onPostgres)('a held lock on Postgres', () => {
-  let ctx: TestContext;
-  let operator: pg.Client;
-  let alice: TestUser;
+/**
+ * A service on its own database with `env`, a user and an operator's second session, for one describe block:
+ * each test reads them from the returned object once beforeAll has run.
+ */
+function serviceWithOperator(env: Record<string, string>) {
+  const setup = {} as { ctx: TestContext; operator: pg.Client; alice: TestUser };
   beforeAll(async () => {
-    ctx = await createTestContext({ env: { DB_LOCK_TIMEOUT_MS: '1000', DB_STATEMENT_TIMEOUT_MS: '8000' } });
-    alice = await ctx.createUser();
-    operator = await operatorSession(ctx);
-  });
-  afterEach(async () => {
-    await operator.query('rollback');
+    setup.ctx = await createTestContext({ env });
+    setup.alice = await setup.ctx.createUser();
+    setup.operator = await operatorSession(setup.ctx);
   });
   afterAll(async () => {
-    await operator?.end();
-    await ctx?.close();
+    await setup.operator?.end();
+    await setup.ctx?.close();
+  });
+  return setup;
+}
+
+describe.skipIf(!onPostgres)('a held lock on Postgres', () => {
+  const setup = serviceWithOperator({ DB_LOCK_TIMEOUT_MS: '1000', DB_STATEMENT_TIMEOUT_MS: '8000' });
+  afterEach(async () => {
+    await setup.operator.query('rollback');
   });
 
   it("answers another user's session check within the lock bound + 1 s while an operator holds ACCESS EXCLUSIVE on users, and serves it once the lock goes", async () => {
+    const { ctx, operator, alice } = setup;
     await operator.query('begin');
     await operator.query('lock table users in access exclusive mode');
     const blocked = await sessionCheck(ctx, alice);
@@ -102,6 +110,7 @@ describe.skipIf(!onPostgres)('a held lock on Postgres', () => {
   });
 
   it('gives bulk work the long statement bound and requests the short one, each with a name in pg_stat_activity', async () => {
+    const { ctx } = setup;
     const settings = `select current_setting('statement_timeout') as statement, current_setting('lock_timeout') as lock,
       current_setting('idle_in_transaction_session_timeout') as idle, current_setting('application_name') as name`;
     expect((await ctx.database.pool!.query(settings)).rows[0]).toEqual({ statement: '8s', lock: '1s', idle: '30s', name: 'mtcs' });
@@ -110,21 +119,11 @@ describe.skipIf(!onPostgres)('a held lock on Postgres', () => {
 });
 
 describe.skipIf(!onPostgres)('a statement over its bound on Postgres', () => {
-  let ctx: TestContext;
-  let operator: pg.Client;
-  let alice: TestUser;
-  beforeAll(async () => {
-    // The lock bound above the statement bound: the statement's own bound ends the wait.
-    ctx = await createTestContext({ env: { DB_LOCK_TIMEOUT_MS: '5000', DB_STATEMENT_TIMEOUT_MS: '800' } });
-    alice = await ctx.createUser();
-    operator = await operatorSession(ctx);
-  });
-  afterAll(async () => {
-    await operator?.end();
-    await ctx?.close();
-  });
+  // The lock bound above the statement bound: the statement's own bound ends the wait.
+  const setup = serviceWithOperator({ DB_LOCK_TIMEOUT_MS: '5000', DB_STATEMENT_TIMEOUT_MS: '800' });
 
   it('is cancelled at the statement bound and answered with the reason', async () => {
+    const { ctx, operator, alice } = setup;
     await operator.query('begin');
     await operator.query('lock table users in access exclusive mode');
     try {
@@ -140,20 +139,10 @@ describe.skipIf(!onPostgres)('a statement over its bound on Postgres', () => {
 });
 
 describe.skipIf(!onPostgres)("the service's connections ended by pg_terminate_backend", () => {
-  let ctx: TestContext;
-  let operator: pg.Client;
-  let alice: TestUser;
-  beforeAll(async () => {
-    ctx = await createTestContext({ env: { DB_LOCK_TIMEOUT_MS: '5000' } });
-    alice = await ctx.createUser();
-    operator = await operatorSession(ctx);
-  });
-  afterAll(async () => {
-    await operator?.end();
-    await ctx?.close();
-  });
+  const setup = serviceWithOperator({ DB_LOCK_TIMEOUT_MS: '5000' });
 
   it('answer the request in flight at once, and the next requests are served (5 rounds)', async () => {
+    const { ctx, operator, alice } = setup;
     for (let round = 0; round < 5; round++) {
       await operator.query('begin');
       await operator.query('lock table users in access exclusive mode');
@@ -179,21 +168,12 @@ describe.skipIf(!onPostgres)("the service's connections ended by pg_terminate_ba
 });
 
 describe.skipIf(!onPostgres)('a client that vanishes', () => {
-  let ctx: TestContext;
-  let operator: pg.Client;
-  let alice: TestUser;
+  // The idle-in-transaction backstop at its default (30 s): a transaction left open would still be seen here.
+  const setup = serviceWithOperator({ DB_LOCK_TIMEOUT_MS: '8000' });
   let port: number;
   beforeAll(async () => {
-    // The idle-in-transaction backstop at its default (30 s): a transaction left open would still be seen here.
-    ctx = await createTestContext({ env: { DB_LOCK_TIMEOUT_MS: '8000' } });
-    alice = await ctx.createUser();
-    operator = await operatorSession(ctx);
-    await ctx.app.listen({ port: 0, host: '127.0.0.1' });
-    port = (ctx.app.server.address() as net.AddressInfo).port;
-  });
-  afterAll(async () => {
-    await operator?.end();
-    await ctx?.close();
+    await setup.ctx.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (setup.ctx.app.server.address() as net.AddressInfo).port;
   });
 
   /** Sends a whole upload on a real socket; answers a function that drops the connection without reading. */
@@ -210,6 +190,7 @@ describe.skipIf(!onPostgres)('a client that vanishes', () => {
   }
 
   it('in the middle of its body leaves no transaction open, before or after it goes', async () => {
+    const { ctx, operator, alice } = setup;
     const { jobId } = await factories(ctx.database.db).job(alice);
     const csv = `year,month,demand\n${Array.from({ length: 20_000 }, (_, i) => `${2000 + Math.floor(i / 12)},${(i % 12) + 1},${i % 97}`).join('\n')}\n`;
     const vanish = await sendUpload({ session: alice.session, job_id: jobId }, csv, { cutAfterBytes: 100_000 });
@@ -222,6 +203,7 @@ describe.skipIf(!onPostgres)('a client that vanishes', () => {
   });
 
   it('while its upload waits for a lock inside the transaction leaves no `idle in transaction` session', async () => {
+    const { ctx, operator, alice } = setup;
     const { jobId } = await factories(ctx.database.db).job(alice);
     // The upload's swap locks the job's row: an operator holds it first.
     await operator.query('begin');
@@ -244,20 +226,10 @@ describe.skipIf(!onPostgres)('a client that vanishes', () => {
 });
 
 describe.skipIf(!onPostgres)('a transaction left open', () => {
-  let ctx: TestContext;
-  let operator: pg.Client;
-  let alice: TestUser;
-  beforeAll(async () => {
-    ctx = await createTestContext({ env: { DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: '500' } });
-    alice = await ctx.createUser();
-    operator = await operatorSession(ctx);
-  });
-  afterAll(async () => {
-    await operator?.end();
-    await ctx?.close();
-  });
+  const setup = serviceWithOperator({ DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: '500' });
 
   it('is backed by idle_in_transaction_session_timeout: a transaction left open is ended by the server at its bound', async () => {
+    const { ctx, operator, alice } = setup;
     const client = await ctx.database.pool!.connect();
     try {
       await client.query('begin');
