@@ -3,12 +3,13 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { lockEmbeddedDatabase } from './embedded-lock.js';
 import { copyEmbeddedTemplate } from './embedded-template.js';
+import { createPGlite, INT8_OID, NUMERIC_OID, toNumber, type EmbeddedOpenOptions, type EmbeddedPostgres } from './pglite-create.js';
 import { PGliteDialect } from './pglite-dialect.js';
+import { PGliteWorker } from './pglite-worker.js';
 import type { DatabaseBounds } from '../config.js';
 import type { Database } from './schema.js';
 
@@ -33,14 +34,10 @@ export interface DatabaseHandle {
   readonly bulkPool: pg.Pool | undefined;
   /** The bounds its connections were opened with; undefined: none (a tool's or a test template's database). */
   readonly bounds: DatabaseBounds | undefined;
-  /** The PGlite instance (pglite kind only). */
-  readonly pglite: PGlite | undefined;
+  /** The embedded database (pglite kind only): PGlite in its worker thread, or in this one (PGLITE_IN_WORKER=0). */
+  readonly pglite: EmbeddedPostgres | undefined;
   close(): Promise<void>;
 }
-
-const INT8_OID = 20;
-const NUMERIC_OID = 1700;
-const toNumber = (value: string) => Number(value);
 
 const numberParsingTypes = ((oid: number, format?: 'text' | 'binary'): unknown =>
   oid === INT8_OID || oid === NUMERIC_OID ? toNumber : (pg.types.getTypeParser(oid, format ?? 'text') as unknown)) as typeof pg.types.getTypeParser;
@@ -102,14 +99,6 @@ export function openPostgres(connectionString: string, options: { max?: number; 
 }
 
 /**
- * PGlite's initdb writes Postgres's default shared_buffers (128MB) into postgresql.conf, and the
- * embedded server touches all of it at start: ~120 MB of idle RSS. Its data files are read through the
- * OS (NODEFS), whose page cache already holds the hot pages, so a small buffer pool costs little; the
- * command-line setting also applies to data directories made before this change.
- */
-const PGLITE_START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'];
-
-/**
  * Creates a new data directory in a short-lived child process. PGlite runs initdb in a second wasm
  * instance plus the initdb module, ~430 MB that become garbage some time after the open and go back
  * only if V8 happens to run a major GC, which an idle server may not do for hours: a server that had
@@ -128,10 +117,27 @@ await (await PGlite.create({ dataDir: process.argv[1] })).close();`;
   }
 }
 
+/**
+ * PGlite runs in a worker thread (pglite-worker.ts), so that its statements never hold the API's event
+ * loop and its start (WebAssembly, the data directory) runs beside the loading of the API's modules;
+ * `inWorker` false (PGLITE_IN_WORKER=0: benchmarks' comparisons) runs it on the calling thread.
+ */
+async function openEmbedded(options: EmbeddedOpenOptions, inWorker: boolean): Promise<EmbeddedPostgres> {
+  if (!inWorker) return createPGlite(options);
+  const pglite = new PGliteWorker(options);
+  try {
+    await pglite.waitReady;
+  } catch (error) {
+    await pglite.close().catch(() => undefined);
+    throw error;
+  }
+  return pglite;
+}
+
 /** A data directory is opened by one process at a time (embedded-lock.ts); in-memory ones need no lock. */
-export async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; bounds?: DatabaseBounds } = {}): Promise<DatabaseHandle> {
+export async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob; bounds?: DatabaseBounds; inWorker?: boolean } = {}): Promise<DatabaseHandle> {
   let unlock: (() => Promise<void>) | undefined;
-  let pglite: PGlite;
+  let pglite: EmbeddedPostgres;
   try {
     if (options.dataDir) {
       const dir = path.resolve(options.dataDir);
@@ -140,18 +146,13 @@ export async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob
       // A new directory starts as a copy of the build's prepared one (embedded-template.ts), else by initdb.
       if (!options.loadDataDir && !existsSync(path.join(dir, 'PG_VERSION')) && !(await copyEmbeddedTemplate(dir))) await initDataDir(dir);
     }
-    pglite = await PGlite.create({
-      dataDir: options.dataDir,
-      loadDataDir: options.loadDataDir,
-      startParams: PGLITE_START_PARAMS,
-      parsers: { [INT8_OID]: toNumber, [NUMERIC_OID]: toNumber },
-    });
+    pglite = await openEmbedded({ dataDir: options.dataDir, loadDataDir: options.loadDataDir }, options.inWorker ?? process.env.PGLITE_IN_WORKER !== '0');
   } catch (error) {
     await unlock?.();
     throw error;
   }
-  // Only the wait for its one connection applies: the embedded server runs statements on this thread,
-  // where no timer can interrupt them, and no other session can hold a lock or leave a transaction open.
+  // Only the wait for its one connection applies: nothing interrupts a statement the embedded server
+  // runs, and no other session can hold a lock or leave a transaction open.
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite, { waitMs: options.bounds?.connectionWaitMs }) });
   return {
     kind: 'pglite',

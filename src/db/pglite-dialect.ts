@@ -1,4 +1,3 @@
-import type { PGlite } from '@electric-sql/pglite';
 import {
   CompiledQuery,
   PostgresAdapter,
@@ -10,6 +9,7 @@ import {
   type Kysely,
   type QueryResult,
 } from 'kysely';
+import type { EmbeddedPostgres } from './pglite-create.js';
 
 /**
  * The code of the error a wait for the embedded database's connection ends with: the error path answers
@@ -25,7 +25,7 @@ export class ConnectionWaitTimeout extends Error {
 }
 
 /**
- * Kysely dialect for the embedded PGlite. PGlite is a single connection, so a transaction must own it
+ * Kysely dialect for the embedded PGlite (in its worker thread or in process). PGlite is a single connection, so a transaction must own it
  * exclusively: connections are handed out one at a time through a FIFO lock. Queries outside a
  * transaction also take the lock, which keeps statement order identical to a one-connection pool.
  * `waitMs` bounds a wait in that line: a long holder (an upload's swap) must not hold every request
@@ -33,7 +33,7 @@ export class ConnectionWaitTimeout extends Error {
  */
 export class PGliteDialect implements Dialect {
   constructor(
-    private readonly pglite: PGlite,
+    private readonly pglite: EmbeddedPostgres,
     private readonly options: { waitMs?: number } = {},
   ) {}
   createAdapter() {
@@ -51,7 +51,7 @@ export class PGliteDialect implements Dialect {
 }
 
 class PGliteConnection implements DatabaseConnection {
-  constructor(private readonly pglite: PGlite) {}
+  constructor(private readonly pglite: EmbeddedPostgres) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     const result = await this.pglite.query<R>(compiled.sql, compiled.parameters as unknown[]);
@@ -75,7 +75,7 @@ class PGliteDriver implements Driver {
   private readonly releasers = new WeakMap<DatabaseConnection, () => void>();
 
   constructor(
-    private readonly pglite: PGlite,
+    private readonly pglite: EmbeddedPostgres,
     private readonly waitMs: number | undefined,
   ) {
     this.connection = new PGliteConnection(pglite);
