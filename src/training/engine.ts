@@ -219,6 +219,7 @@ function forecast(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, 
     column: run.column,
     kind: run.kind,
     decimals: run.decimals,
+    ...(run.winner.combine ? { combine: run.winner.combine } : {}),
     members: run.winner.members.map(({ family, weight }) => {
       const fitted = family.fit(run.data, { info, ...context(run.column, family, n, true) });
       // The report describes the stored model, not the last backtest fit.

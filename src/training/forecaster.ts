@@ -13,6 +13,7 @@ import { readPart, type CellReader } from './encoder.js';
 import { featuresOf, type FeatureSpaceState } from './features.js';
 import { widthAt, type IntervalWidths } from './intervals.js';
 import { familyNamed } from './models/candidates.js';
+import { medianOf } from './models/naive.js';
 import type { FittedModel, OutputKind } from './models/model.js';
 import { adjustForecast } from './postprocess.js';
 import { TrainingError, type DatePart, type ForecastInterval, type TrainingParams } from './types.js';
@@ -45,6 +46,8 @@ export interface OutputState {
   kind: OutputKind;
   decimals: number;
   members: { family: string; weight: number; state: unknown }[];
+  /** 'median': the members' median at each row instead of their weighted sum (absent in earlier models). */
+  combine?: 'median';
   widths: IntervalWidths | null;
 }
 
@@ -131,7 +134,10 @@ export function predictRows(state: EngineState, params: TrainingParams, header: 
         result.values[output.column] = (predictions[0] as string[])[i] as string;
         return;
       }
-      const raw = output.members.reduce((sum, m, k) => sum + m.weight * ((predictions[k] as number[])[i] as number), 0);
+      const raw =
+        output.combine === 'median'
+          ? medianOf(predictions.map((p) => (p as number[])[i] as number))
+          : output.members.reduce((sum, m, k) => sum + m.weight * ((predictions[k] as number[])[i] as number), 0);
       const format = (v: number) => formatNumber(adjustForecast(v, params), output.decimals);
       result.values[output.column] = format(raw);
       if (output.widths) {

@@ -3,12 +3,15 @@
  * rows and predicts its test rows; MAE (numeric) or error rate (categorical) over all test rows ranks them.
  * The winner is the best single candidate, or, for numeric outputs, the inverse-error weighted combination
  * of the best 2 or 3 when that combination scores lower on the same backtest (the M4 lesson: simple
- * combinations are hard to beat). Naive families always compete, so the winner never scores worse than the
- * best naive baseline. Ties go to the earlier family in the registry (the simpler one).
+ * combinations are hard to beat), or the median of the best 3 when it scores lower still: the median keeps
+ * the middle forecast at each step, so one member that the windows ranked well but that runs away (a trend
+ * carried past a turn) does not pull the forecast with it (issue 28: late flights per hour 1.05x -> 0.87x
+ * the weekly naive). Naive families always compete, so the winner never scores worse than the best naive
+ * baseline. Ties go to the earlier family in the registry (the simpler one).
  */
 import type { Backtest } from './backtest.js';
 import type { FitContext, FitRows, ModelFamily, PredictRows, SeriesInfo } from './models/model.js';
-import { NAIVE_NAMES } from './models/naive.js';
+import { medianOf, NAIVE_NAMES } from './models/naive.js';
 
 export const MAX_COMBINED = 3;
 
@@ -23,6 +26,8 @@ export interface Scored {
 
 export interface Winner {
   members: { family: ModelFamily; weight: number }[];
+  /** How the members' forecasts are combined: the weighted sum (default) or their median at each row. */
+  combine?: 'median';
   /** Predictions per split of the winner (combined when several members). */
   predictions: (number | string)[][];
   error: number;
@@ -138,6 +143,22 @@ export function chooseWinner(scored: Scored[], backtest: Backtest, data: FitRows
         predictions,
         error,
         description: `combination of ${members.map((s, k) => `${s.family.name} (${(weights[k] as number).toFixed(2)})`).join(', ')}`,
+      };
+    }
+  }
+  if (ranked.length >= MAX_COMBINED) {
+    const members = ranked.slice(0, MAX_COMBINED);
+    const predictions = backtest.splits.map((_, s) =>
+      (members[0]?.predictions?.[s] as number[]).map((_, j) => medianOf(members.map((member) => (member.predictions?.[s] as number[])[j] as number))),
+    );
+    const error = backtestError(backtest, actual, predictions);
+    if (compareErrors(error, winner.error) < 0) {
+      winner = {
+        members: members.map((s) => ({ family: s.family, weight: 1 / MAX_COMBINED })),
+        combine: 'median',
+        predictions,
+        error,
+        description: `median of ${members.map((s) => s.family.name).join(', ')}`,
       };
     }
   }

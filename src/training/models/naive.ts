@@ -59,7 +59,7 @@ function summarise(rows: FitRows, season: number, withMedian: boolean): NaiveSta
   return { lastTime, last, slope, mean, median, season, slotValues, slotTimes, slotMeans };
 }
 
-function medianOf(y: number[]): number {
+export function medianOf(y: number[]): number {
   const sorted = Float64Array.from(y).sort();
   const n = sorted.length;
   return n % 2 === 1 ? (sorted[(n - 1) / 2] as number) : ((sorted[n / 2 - 1] as number) + (sorted[n / 2] as number)) / 2;

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import type { Backtest } from '../../src/training/backtest.js';
+import type { FitRows, ModelFamily } from '../../src/training/models/model.js';
+import { chooseWinner, type Scored } from '../../src/training/selection.js';
+
+/** One window of four rows, all 0: each candidate's backtest error is its mean absolute prediction. */
+const backtest: Backtest = { scheme: 'rolling-origin', splits: [{ fit: [0, 1, 2, 3], test: [4, 5, 6, 7], steps: [1, 2, 3, 4] }], horizon: 4 };
+const data: FitRows = { time: [0, 1, 2, 3, 4, 5, 6, 7], features: Array.from({ length: 8 }, () => []), target: [0, 0, 0, 0, 0, 0, 0, 0] };
+
+const scored = (name: string, predictions: number[]): Scored => ({
+  family: { name } as ModelFamily,
+  predictions: [predictions],
+  error: predictions.reduce((s, p) => s + Math.abs(p), 0) / predictions.length,
+  description: name,
+});
+
+describe('model selection: combinations of the best candidates (issue 28)', () => {
+  it('takes the median of the best 3 when each runs away on a different row', () => {
+    // Each candidate misses one row by 4 (error 1); any weighted mean keeps 4/3 on three rows (error 1), the
+    // median is exact.
+    const winner = chooseWinner([scored('a', [4, 0, 0, 0]), scored('b', [0, 4, 0, 0]), scored('c', [0, 0, 4, 0]), scored('d', [2, 2, 2, 2])], backtest, data, 'numeric');
+    expect(winner.combine).toBe('median');
+    expect(winner.members.map((m) => m.family.name)).toEqual(['a', 'b', 'c']);
+    expect(winner.predictions).toEqual([[0, 0, 0, 0]]);
+    expect(winner.error).toBe(0);
+    expect(winner.description).toBe('median of a, b, c');
+  });
+
+  it('keeps the inverse-error weighted combination when the median is no better', () => {
+    // Two candidates that err in opposite directions: their mean is exact; the median of 3 is not.
+    const winner = chooseWinner([scored('a', [1, 1, 1, 1]), scored('b', [-1, -1, -1, -1]), scored('c', [3, 3, 3, 3])], backtest, data, 'numeric');
+    expect(winner.combine).toBeUndefined();
+    expect(winner.members.map((m) => [m.family.name, m.weight])).toEqual([
+      ['a', 0.5],
+      ['b', 0.5],
+    ]);
+    expect(winner.error).toBe(0);
+  });
+
+  it('keeps a single candidate that no combination beats', () => {
+    const winner = chooseWinner([scored('a', [1, 0, 0, 0]), scored('b', [2, 2, 2, 2]), scored('c', [3, 3, 3, 3])], backtest, data, 'numeric');
+    expect(winner.combine).toBeUndefined();
+    expect(winner.members.map((m) => m.family.name)).toEqual(['a']);
+  });
+});
