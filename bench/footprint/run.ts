@@ -1,6 +1,7 @@
 /**
  * Start time and idle memory of the server with the embedded database (issue 11, item 6; issue 29, item
- * 4): `node dist/src/server.js` (what `npm start` runs) without DATABASE_URL, on a fresh DATA_DIR (first
+ * 4): what `npm start` runs after its prestart (package.json's `start`: its environment, node's flags and
+ * dist/src/server.js) without DATABASE_URL, on a fresh DATA_DIR (first
  * start: a copy of the build's embedded template or initdb, migrations, administrator bootstrap) and then
  * restarted on the same DATA_DIR. Per start: seconds to "Listening", also as a ratio to `node -e 0` timed
  * just before it (so that a busy machine slows both alike), the server's CPU seconds by then, and after
@@ -89,13 +90,33 @@ async function probe(child: ChildProcess, out: string): Promise<NodeJS.MemoryUsa
   throw new Error('the memory probe did not answer');
 }
 
-async function startOnce(dataDir: string): Promise<Sample> {
+interface StartCommand {
+  /** The `NAME=value` assignments before `node`. */
+  env: Record<string, string>;
+  /** node's flags and the script. */
+  args: string[];
+}
+
+/** package.json's `start` (`NAME=value ... node <flags> <script>`), so that the bench starts the server as `npm start` does. */
+async function startCommand(): Promise<StartCommand> {
+  const scripts = (JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const words = scripts.start!.trim().split(/\s+/);
+  const env: Record<string, string> = {};
+  while (/^[A-Za-z_]\w*=/.test(words[0] ?? '')) {
+    const word = words.shift()!;
+    env[word.slice(0, word.indexOf('='))] = word.slice(word.indexOf('=') + 1);
+  }
+  if (words.shift() !== 'node') throw new Error(`cannot read the start script: ${scripts.start}`);
+  return { env, args: words };
+}
+
+async function startOnce(dataDir: string, command: StartCommand): Promise<Sample> {
   const out = join(dataDir, 'probe.json');
   const nodeS = nodeBare();
   const started = performance.now();
-  const child = spawn(process.execPath, [...(process.env.FOOTPRINT_GC ? ['--expose-gc'] : []), '--import', `data:text/javascript,${encodeURIComponent(PROBE)}`, 'dist/src/server.js'], {
+  const child = spawn(process.execPath, [...(process.env.FOOTPRINT_GC ? ['--expose-gc'] : []), '--import', `data:text/javascript,${encodeURIComponent(PROBE)}`, ...command.args], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', WORKERS: process.env.WORKERS ?? '1', FOOTPRINT_PROBE_OUT: out },
+    env: { ...process.env, ...command.env, DATABASE_URL: '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', WORKERS: process.env.WORKERS ?? '1', FOOTPRINT_PROBE_OUT: out },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {
@@ -125,19 +146,21 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 export async function benchFootprint() {
   execFileSync(process.execPath, ['scripts/ensure-build.mjs'], { cwd: root, stdio: 'inherit', env: { ...process.env, DATABASE_URL: '' } });
+  const command = await startCommand();
   const first: Sample[] = [];
   const restart: Sample[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const dataDir = await mkdtemp(join(tmpdir(), 'footprint-'));
     try {
-      first.push(await startOnce(dataDir));
-      restart.push(await startOnce(dataDir));
+      first.push(await startOnce(dataDir, command));
+      restart.push(await startOnce(dataDir, command));
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
   }
   const loads = (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
-  console.log(`\nIdle memory, embedded PGlite, WORKERS=${process.env.WORKERS ?? '1'}, ${IDLE_MS / 1000} s after Listening, ${ROUNDS} rounds (median; min-max), load average ${loads}`);
+  const shown = [...Object.entries(command.env).map(([name, value]) => `${name}=${value}`), 'node', ...command.args].join(' ');
+  console.log(`\nIdle memory, embedded PGlite, WORKERS=${process.env.WORKERS ?? '1'}, ${IDLE_MS / 1000} s after Listening, ${ROUNDS} rounds (median; min-max), load average ${loads}\n${shown}`);
   const column = (samples: Sample[], key: keyof Sample, digits = 0) => {
     const values = samples.map((s) => s[key]);
     return `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}-${Math.max(...values).toFixed(digits)})`;
