@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Backtest } from '../../src/training/backtest.js';
+import { trainModel } from '../../src/training/engine.js';
+import type { EngineState } from '../../src/training/forecaster.js';
 import type { FitRows, ModelFamily } from '../../src/training/models/model.js';
+import { naiveFamilies } from '../../src/training/models/naive.js';
+import { predict } from '../../src/training/predict.js';
 import { chooseWinner, type Scored } from '../../src/training/selection.js';
+import type { TrainedModelV2 } from '../../src/training/types.js';
+import { rowsOf, seasonContext } from './family-support.js';
 
 /** One window of four rows, all 0: each candidate's backtest error is its mean absolute prediction. */
 const backtest: Backtest = { scheme: 'rolling-origin', splits: [{ fit: [0, 1, 2, 3], test: [4, 5, 6, 7], steps: [1, 2, 3, 4] }], horizon: 4 };
@@ -41,5 +47,31 @@ describe('model selection: combinations of the best candidates (issue 28)', () =
     const winner = chooseWinner([scored('a', [1, 0, 0, 0]), scored('b', [2, 2, 2, 2]), scored('c', [3, 3, 3, 3])], backtest, data, 'numeric');
     expect(winner.combine).toBeUndefined();
     expect(winner.members.map((m) => m.family.name)).toEqual(['a']);
+  });
+});
+
+describe('a stored median combination (issue 28)', () => {
+  it('forecasts the median of its members at each row, also after a JSON round trip', () => {
+    const rows = Array.from({ length: 24 }, (_, i) => [String(2000 + i), String(i)]);
+    const model = trainModel({
+      header: ['Year', 'y'],
+      columns: [
+        { name: 'Year', role: 'date', kind: 'numeric', datePart: 'year' },
+        { name: 'y', role: 'output', kind: 'numeric' },
+      ],
+      rows: [...rows, ['2024', null]],
+      params: {},
+    }).model as TrainedModelV2;
+    // Three last values, 0, 1 and 8: the median is 1 where the equal-weight mean would be 3.
+    const naive = naiveFamilies.find((f) => f.name === 'naive')!;
+    const last = (v: number) => naive.fit({ ...rowsOf([v, v]), time: [22, 23] }, seasonContext(1)).state;
+    const engine = model.engine as EngineState;
+    const output = engine.outputs[0]!;
+    output.members = [0, 1, 8].map((v) => ({ family: 'naive', weight: 1 / 3, state: last(v) }));
+    output.combine = 'median';
+    const stored = JSON.parse(JSON.stringify(model)) as TrainedModelV2;
+    expect(predict(stored, ['Year', 'y'], [['2024', '']]).map((r) => Number(r.y))).toEqual([1]);
+    delete (stored.engine as EngineState).outputs[0]!.combine;
+    expect(predict(stored, ['Year', 'y'], [['2024', '']]).map((r) => Number(r.y))).toEqual([3]);
   });
 });
