@@ -124,6 +124,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
         userId: job.user_id,
       });
       await spoolReady;
+      const exportStartedAt = Date.now();
       const spool = await deps.spoolTrainingSet(job.id, spoolPath);
       const params = await deps.paramsForJob(job.id);
       const trainingStartedAt = Date.now();
@@ -144,7 +145,8 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
           },
         },
       );
-      const trainingSeconds = (Date.now() - trainingStartedAt) / 1000;
+      const trainingEndedAt = Date.now();
+      const trainingSeconds = (trainingEndedAt - trainingStartedAt) / 1000;
       if (set && Object.keys(set.kinds).length > 0) await deps.recordKinds(job.id, set.kinds);
       const header = spool.header;
       const intervals = result.forecasts.some((f) => f.intervals) ? result.forecasts.map((f) => f.intervals) : undefined;
@@ -185,8 +187,11 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
         cpuSeconds: round(trainingSeconds),
         diskMb: round((modelBytes + spool.bytes * 2) / MB, 4),
       });
-      deps.observe?.('finished', (Date.now() - startedAt) / 1000);
-      await deps.events.record({ type: 2, procedure: 'training.finish', text: `Job ${job.id} finished in ${Date.now() - startedAt} ms (success rate ${result.successRate}%)`, host, pid: process.pid, userId: job.user_id });
+      const endedAt = Date.now();
+      deps.observe?.('finished', (endedAt - startedAt) / 1000);
+      // Where the time went, so a job that got slower says which phase did (issue 28's standing check).
+      const phases = `training set export ${trainingStartedAt - exportStartedAt} ms, training thread ${trainingEndedAt - trainingStartedAt} ms, output and records ${endedAt - trainingEndedAt} ms`;
+      await deps.events.record({ type: 2, procedure: 'training.finish', text: `Job ${job.id} finished in ${endedAt - startedAt} ms (success rate ${result.successRate}%; ${phases})`, host, pid: process.pid, userId: job.user_id });
     } catch (error) {
       if (stopping) {
         await deps.queue.handBack(job.id, workerId).catch(() => undefined);
