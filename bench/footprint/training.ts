@@ -3,7 +3,9 @@
  * a fresh DATA_DIR, the README's default) uploads and trains a numeric CSV of each size, while another
  * user checks their session (GET /sessions.php) 20 times a second. Per size: upload and training seconds,
  * how the job ended, the process's peak RSS (VmHWM) and its RSS sampled while training, and the p99 of
- * the session check while training against its idle p99 measured just before, in the same process.
+ * the session check while training against its idle p99 measured just before, in the same process; and the
+ * server's CPU seconds in the upload and the training (main thread, other threads: process-cpu.ts), which
+ * the machine's other load does not move as it moves the seconds.
  *
  *   npm run bench training-memory                 BENCH_TRAIN_SIZES=9,150 (MB; 9 MB is 200,000 rows)
  *   BENCH_ROOT=/path/to/other/checkout npm run bench training-memory   the same against another tree
@@ -14,6 +16,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cpuSince, describeCpu, processCpu } from './process-cpu.js';
 
 const here = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const root = process.env.BENCH_ROOT ?? here;
@@ -129,12 +132,15 @@ async function runSize(megabytes: number) {
 
     let rssMax = 0;
     const sampler = setInterval(() => void procStatus(pid).then((s) => (rssMax = Math.max(rssMax, s.rss)), () => undefined), 100);
+    const cpuAtUpload = await processCpu(pid);
     const uploadStart = performance.now();
     await call(port, 'POST', '/data.php', { session: admin, job_id: jobId, file: 1 }, new Blob([await readFile(csvPath)]));
     const uploadS = (performance.now() - uploadStart) / 1000;
     const afterUpload = await procStatus(pid);
     const rssAfterUpload = rssMax;
     rssMax = 0;
+    const cpuAtTraining = await processCpu(pid);
+    const uploadCpu = cpuSince(cpuAtUpload, cpuAtTraining);
 
     const trainStart = performance.now();
     const ended = (async () => {
@@ -148,6 +154,7 @@ async function runSize(megabytes: number) {
     const training = await probe(port, other, Promise.race([ended, exited]));
     const record = await ended.catch((e: unknown): { Status: string } => ({ Status: `error ${(e as Error).message}` }));
     const trainS = (performance.now() - trainStart) / 1000;
+    const trainingCpu = cpuSince(cpuAtTraining, await processCpu(pid).catch(() => cpuAtTraining));
     clearInterval(sampler);
     const final = await procStatus(pid);
     const stats = await call<{ Text?: string; text?: string }[]>(port, 'GET', '/stat.php', { session: admin, terminate: 0, job_id: jobId, progress_type: 2 }).catch(() => []);
@@ -156,6 +163,8 @@ async function runSize(megabytes: number) {
       rows,
       uploadS,
       trainS,
+      uploadCpu,
+      trainingCpu,
       status: record.Status === '3' ? 'Finished' : record.Status === '4' ? 'Failed' : record.Status,
       reason: /failed: ((?:[^"\\]|\\.)*)/.exec(JSON.stringify(stats))?.[1] ?? '',
       set: /training set: [^"]*/.exec(JSON.stringify(stats))?.[0] ?? '',
@@ -181,6 +190,7 @@ export async function benchTrainingMemory() {
     console.log(
       `\n${r.megabytes} MB, ${r.rows} rows: upload ${r.uploadS.toFixed(1)} s, training ${r.trainS.toFixed(1)} s, job ${r.status}${r.reason ? ` (${r.reason})` : ''}\n` +
         `  ${r.set}\n` +
+        `  upload ${describeCpu(r.uploadCpu)}; training ${describeCpu(r.trainingCpu)}\n` +
         `  RSS after upload ${Math.round(r.rssAfterUploadMb)} MB, max while training ${Math.round(r.rssTrainingMb)} MB, peak (VmHWM) ${Math.round(r.hwmMb)} MB\n` +
         `  session check p99: idle ${r.idleP99.toFixed(1)} ms, while training ${r.trainingP99.toFixed(1)} ms (${(r.trainingP99 / r.idleP99).toFixed(2)} x idle, max ${r.trainingMax.toFixed(0)} ms, ${r.probes} checks)`,
     );

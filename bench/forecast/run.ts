@@ -29,8 +29,11 @@
  *                                             thread measures the other users' load, not the engine
  * Peers (naive and library) are scored at the data's own precision (naive.ts score), like the service's forecast.
  * Prints one table and writes it as markdown to bench/.out/forecast.md (and the raw figures to
- * bench/.out/forecast.json).
+ * bench/.out/forecast.json). Each job's line also gives the service's CPU seconds over the job's wall
+ * (main thread, other threads: footprint/process-cpu.ts) and the load: on a shared machine the wall moves
+ * with the other users' load, the CPU seconds only with the code.
  */
+import { cpuSince, describeCpu, processCpu, type ProcessCpu } from '../footprint/process-cpu.js';
 import { call, startService, stopService, type BenchService } from '../service.js';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -84,6 +87,8 @@ const jobStatus = async (service: BenchService, jobId: number) =>
 interface Ours {
   predictions: Predictions;
   wallMs: number;
+  /** The service's CPU seconds over wallMs (main thread, other threads: the training thread's, mostly) and the load. */
+  cpu: ProcessCpu & { load: number };
   /** The engine's own account of the run (GET /jobs_progress progress=2 Explanation; empty before issue 10). */
   explanation: string;
   /** The model the engine chose for the target column; 'network' for the legacy engine (no selection report). */
@@ -110,6 +115,7 @@ export async function forecastThroughService(service: BenchService, set: Forecas
   form.append('file', '1');
   form.append('Servicefile', new Blob([toCsv(set)], { type: 'text/csv' }), `${set.id}.csv`);
   await call(service, 'POST', '/data.php', {}, form);
+  const cpuAtStart = await processCpu(service.child.pid!);
   const started = performance.now();
   for (const until = Date.now() + JOB_TIMEOUT_MS; ; await sleep(100)) {
     const status = await jobStatus(service, jobId);
@@ -118,6 +124,7 @@ export async function forecastThroughService(service: BenchService, set: Forecas
     if (Date.now() > until) throw new Error(`${set.id}: job ${jobId} still in status ${status} after ${JOB_TIMEOUT_MS} ms`);
   }
   const wallMs = performance.now() - started;
+  const cpu = cpuSince(cpuAtStart, await processCpu(service.child.pid!));
   const rows = await call<Record<string, string>[]>(service, 'GET', '/data.php', { job_id: jobId, output: 1, progress: 0 });
   if (rows.length !== set.hidden.length) throw new Error(`${set.id}: ${rows.length} forecast rows for ${set.hidden.length} empty ones`);
   // The forecast rows come back in upload order; check it on the first input column.
@@ -132,7 +139,7 @@ export async function forecastThroughService(service: BenchService, set: Forecas
   const progress = await call<{ Stat?: { Explanation?: string; Selection?: Selection | null } }>(service, 'GET', '/jobs_progress.php', { job_id: jobId, progress: 2 });
   const selection = progress.Stat?.Selection ?? null;
   const chosen = selection?.outputs.find((o) => o.column === set.target);
-  return { predictions, wallMs, explanation: progress.Stat?.Explanation ?? '', model: chosen ? (chosen.description || chosen.chosen) : 'network' };
+  return { predictions, wallMs, cpu, explanation: progress.Stat?.Explanation ?? '', model: chosen ? (chosen.description || chosen.chosen) : 'network' };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -204,17 +211,19 @@ export async function benchForecast() {
     try {
       for (const set of sets) {
         const row: Row = { set, ours: null, wallMs: null, model: '', naive: {}, library: {}, peerSeconds: {} };
+        let cpu = '';
         try {
           const ours = await forecastThroughService(service, set);
+          cpu = ` (${describeCpu(ours.cpu)})`;
           row.ours = score(set, ours.predictions);
           row.wallMs = ours.wallMs;
           row.model = ours.model;
-          raw[set.id] = { explanation: ours.explanation, wallMs: ours.wallMs, predictions: ours.predictions, truth: set.truth };
+          raw[set.id] = { explanation: ours.explanation, wallMs: ours.wallMs, cpu: ours.cpu, predictions: ours.predictions, truth: set.truth };
         } catch (e) {
           row.oursError = (e as Error).message;
         }
         row.naive = naiveScores(set);
-        console.log(`${set.id}: ${set.rows.length} rows, ${set.hidden.length} to forecast: ours ${row.ours ?? row.oursError} in ${((row.wallMs ?? 0) / 1000).toFixed(1)} s`);
+        console.log(`${set.id}: ${set.rows.length} rows, ${set.hidden.length} to forecast: ours ${row.ours ?? row.oursError} in ${((row.wallMs ?? 0) / 1000).toFixed(1)} s${cpu}`);
         rows.push(row);
       }
     } finally {
