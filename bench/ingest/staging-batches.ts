@@ -2,16 +2,17 @@
  * What one COPY batch of a spooled upload costs the embedded database's event loop, by batch size (issue
  * 29): the neighbour benchmark's 47 MB file is read and checked as an upload is (openCsv, each 64 kB
  * chunk timed), then its first PROBE_MB (default 8) of COPY lines are copied into a fresh staging-like
- * table of a file-backed PGlite in batches of each size, in ROUNDS (default 3) interleaved rounds. PGlite
- * runs on this thread, so a batch's time is how long every other request waits behind it.
+ * table of a file-backed PGlite opened as the service opens it (openPGlite: in its worker thread, or on
+ * this thread with PGLITE_IN_WORKER=0) in batches of each size, in ROUNDS (default 3) interleaved rounds.
+ * A batch's time, seen from this thread, is how long a request queued behind it waits for the database.
  *
- *   npx tsx bench/ingest/staging-batches.ts [sizes in bytes, comma-separated]
+ *   npx tsx bench/ingest/staging-batches.ts [sizes in bytes, comma-separated]     (PGLITE_IN_WORKER=0 to compare)
  */
-import { PGlite } from '@electric-sql/pglite';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { openPGlite } from '../../src/db/database.js';
 import { openCsv, uploadBudget } from '../../src/domain/data/csv-ingest.js';
 import { generateCsv } from './generate.js';
 import { lineBatches } from '../../src/domain/data/data.repository.js';
@@ -50,7 +51,9 @@ async function main() {
 
   const dataDir = join(out, 'staging-batches-pglite');
   rmSync(dataDir, { recursive: true, force: true });
-  const pglite = await PGlite.create({ dataDir });
+  const handle = await openPGlite({ dataDir });
+  const pglite = handle.pglite!;
+  console.log(JSON.stringify({ database: process.env.PGLITE_IN_WORKER === '0' ? 'PGlite on this thread' : 'PGlite in its worker thread' }));
   const cols = csv.header.map((_, i) => `c${i + 1}`);
   try {
     for (let round = 1; round <= rounds; round++) {
@@ -74,7 +77,7 @@ async function main() {
       }
     }
   } finally {
-    await pglite.close();
+    await handle.close();
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(spooled, { force: true });
   }

@@ -44,7 +44,12 @@ function copySql(table: number, columns: number, delimiter: string, target: stri
   return `copy data_rows_${Math.trunc(table)} (${list}) from ${target} with (format text, delimiter ${DELIMITER_SQL[delimiter]})`;
 }
 
-/** Table blocks (8 kB) per PGlite export query: 32 kB, a few hundred rows, about a millisecond of the event loop each, since PGlite runs on the main thread (128 kB pages put the session check p99 at 1.8-2.4x idle while a 9 MB upload was exported, 32 kB at 1.3-1.4x; docs/benchmarks.md). */
+/**
+ * Table blocks (8 kB) per PGlite export query: 32 kB, a few hundred rows, about a millisecond each. A
+ * request that needs the database meanwhile waits for the page under way on its one connection (128 kB
+ * pages put the session check p99 at 1.8-2.4x idle while a 9 MB upload was exported, 32 kB at 1.3-1.4x,
+ * measured when PGlite still ran on the event loop; docs/benchmarks.md).
+ */
 const EXPORT_PAGE_BLOCKS = 4;
 
 /** PGlite reads COPY data from a Blob; batches keep memory bounded. */
@@ -52,12 +57,15 @@ const PGLITE_BATCH_BYTES = 8 * 1024 * 1024;
 
 /**
  * A spooled upload is copied into the embedded database in batches this large, each taking its one
- * connection on its own, so other requests get their turn between batches. PGlite runs the COPY on the
- * event loop: a batch blocks every other request while it runs. A 32 kB batch took 1.3-2.3 ms (median),
- * a 64 kB one 3.2-11 ms, a 256 kB one 16-34 ms, at about the same cost per megabyte
- * (bench/ingest/staging-batches.ts, docs/benchmarks.md, issue 29).
+ * connection on its own, so other requests get their turn between batches: a request waits at most for
+ * the batch under way. PGlite runs in its worker thread, so the event loop stays free meanwhile. A 32 kB
+ * batch takes about 1.5 ms (median), a 64 kB one 2.7 ms, a 128 kB one 4-5 ms (about 0.45 ms a batch plus
+ * 30 ms a megabyte), and each batch also costs a round trip between the threads and a turn of any
+ * request waiting: with another user's session checks back to back, 64 kB stored a 47 MB upload in
+ * 5.6-8.5 s at 0.8-1.7x their idle p99, 32 kB in 7.6-10 s at 1.4-2.3x, 128 kB at up to 3.5x
+ * (bench/ingest/neighbour.ts and staging-batches.ts, docs/benchmarks.md, issue 29).
  */
-const PGLITE_STAGING_BATCH_BYTES = 32 * 1024;
+const PGLITE_STAGING_BATCH_BYTES = 64 * 1024;
 
 /**
  * An upload's rows are copied into a staging table outside any transaction, then renamed to its
@@ -293,10 +301,9 @@ export function createDataRepository(database: DatabaseHandle) {
           for (const [i, file] of files.entries()) {
             try {
               for await (const batch of lineBatches(file.path, PGLITE_STAGING_BATCH_BYTES)) {
+                // Requests that arrived during the last batch are already in the connection's line (the
+                // event loop was free to parse them), ahead of this one.
                 await db.connection().execute(() => pglite.query(copy(file.delimiter, `'/dev/blob'`), [], { blob: new Blob([batch]) }));
-                // The next batch may already be read: without a turn of the event loop, requests that arrived
-                // during this one would not even be parsed before the connection is taken again.
-                await new Promise((resolve) => setImmediate(resolve));
               }
             } catch (error) {
               throw failed(error, i);
@@ -442,9 +449,9 @@ export function createDataRepository(database: DatabaseHandle) {
 
     /**
      * Streams a dataset's rows (`ord`, then the given columns) in upload order, COPY text format, to
-     * `out`, in bounded memory. Postgres: one COPY TO STDOUT with backpressure. PGlite (it runs on the
-     * main thread and answers a COPY with one Blob): COPY TO '/dev/blob' page by page of the table's
-     * blocks (a TID range scan each), yielding between pages so other requests are served. A rows table
+     * `out`, in bounded memory. Postgres: one COPY TO STDOUT with backpressure. PGlite (one connection;
+     * it answers a COPY with one Blob): COPY TO '/dev/blob' page by page of the table's blocks (a TID
+     * range scan each), each page taking the connection on its own so other requests are served. A rows table
      * is only ever appended to by COPY (uploads), so its physical order is its `ord` order; the reader
      * checks `ord` rises (training-set.ts) rather than trusting this.
      */
@@ -473,7 +480,6 @@ export function createDataRepository(database: DatabaseHandle) {
             pglite.query(`copy (select ${list} from ${table} where ctid >= '(${first},0)'::tid and ctid < '(${last},0)'::tid order by ord) to '/dev/blob'`, []),
           );
           if (result.blob && result.blob.size > 0) yield Buffer.from(await result.blob.arrayBuffer());
-          await new Promise((resolve) => setImmediate(resolve));
         }
       }, out);
     },
