@@ -44,9 +44,10 @@ export async function startRuntime(
   config: Config,
   logger = pino({ level: config.logLevel }),
   metrics?: Metrics,
-  options: { checkSecrets?: boolean } = {},
+  options: { checkSecrets?: boolean; database?: Promise<DatabaseHandle> } = {},
 ): Promise<Runtime> {
-  const database = await openDatabase(config);
+  // `database`: already being opened by the caller (server.ts starts it before loading the rest).
+  const database = await (options.database ?? openDatabase(config));
   let services: Services;
   let secretKey: string;
   try {

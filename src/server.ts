@@ -1,20 +1,23 @@
-import pino from 'pino';
+import module from 'node:module';
 import { ConfigError, loadConfig } from './config.js';
-import { loggerOptions } from './http/logging.js';
-import { createMetrics } from './observability/metrics.js';
-import { ensureAdministrator, refreshJobGauges, startRuntime } from './runtime.js';
-import { onShutdownSignal } from './shutdown.js';
-import { createTrainingRunner, recoveryOptions } from './jobs-runner/wiring.js';
+import { openDatabase } from './db/database.js';
 
 /** The API process: HTTP, plus WORKERS training threads and the chat auto-message scheduler. */
 async function main() {
+  // Node >= 22.1 (the image's Node 24) keeps the compiled code of the modules loaded below in a cache
+  // under the temporary directory; Node 20 has no such cache and goes on without it.
+  (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
   const config = loadConfig();
+  // Start in seconds (issue 29): the database opens first (the embedded one boots in its worker thread)
+  // while this thread loads the services' and the HTTP side's modules, and the routes are built while
+  // the first start's administrator password is hashed (scrypt runs on libuv's pool).
+  const database = openDatabase(config);
+  database.catch(() => undefined); // awaited by startRuntime; a failure is reported from there
+  const [{ default: pino }, { loggerOptions }, { createMetrics }, { ensureAdministrator, refreshJobGauges, startRuntime }, { onShutdownSignal }, { createTrainingRunner, recoveryOptions }] =
+    await Promise.all([import('pino'), import('./http/logging.js'), import('./observability/metrics.js'), import('./runtime.js'), import('./shutdown.js'), import('./jobs-runner/wiring.js')]);
   const logger = pino(loggerOptions(config.logLevel));
   const metrics = createMetrics();
-  // Start in seconds (issue 29): the HTTP side's modules load while the embedded database opens (PGlite
-  // compiles its WebAssembly off this thread), and the routes are built while the first start's
-  // administrator password is hashed (scrypt runs on libuv's pool).
-  const [runtime, { buildApp }] = await Promise.all([startRuntime(config, logger, metrics), import('./app.js')]);
+  const [runtime, { buildApp }] = await Promise.all([startRuntime(config, logger, metrics, { database }), import('./app.js')]);
   const [app] = await Promise.all([
     buildApp({
       config,
