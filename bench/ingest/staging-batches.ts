@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { openPGlite } from '../../src/db/database.js';
 import { openCsv, uploadBudget } from '../../src/domain/data/csv-ingest.js';
 import { generateCsv } from './generate.js';
-import { lineBatches } from '../../src/domain/data/data.repository.js';
+import { lineBatches } from '../../src/db/pglite-copy.js';
 
 const out = join(dirname(fileURLToPath(import.meta.url)), '..', '.out');
 const sizes = (process.argv[2] ?? '16384,32768,49152,65536,131072,262144').split(',').map(Number);

@@ -1,10 +1,13 @@
 /**
- * The embedded database's thread (pglite-worker.ts starts it): owns the PGlite instance and runs each
- * call the API thread posts, in arrival order (PGlite runs one at a time), so its CPU never holds the
- * API's event loop. Loads PGlite and nothing else.
+ * The embedded database's thread (pglite-worker.ts starts it): owns the PGlite instance and runs the
+ * calls the API thread posts one at a time, in arrival order, so its CPU never holds the API's event
+ * loop. A file copy (copyFile) runs a batch at a time whenever no call waits and no transaction is
+ * open: a call waits at most for the batch under way, and a batch never lands inside another
+ * request's transaction. Loads PGlite and nothing else.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { PGlite } from '@electric-sql/pglite';
+import { lineBatches } from './pglite-copy.js';
 import { createPGlite, type EmbeddedOpenOptions } from './pglite-create.js';
 import type { HostCall, HostReply, WireError } from './pglite-worker.js';
 
@@ -19,7 +22,9 @@ function wireError(error: unknown): WireError {
   return wire;
 }
 
-async function answer(pglite: PGlite, call: HostCall): Promise<HostReply> {
+type Call = Exclude<HostCall, { op: 'copyFile' }>;
+
+async function answer(pglite: PGlite, call: Call): Promise<HostReply> {
   switch (call.op) {
     case 'query': {
       const result = await pglite.query(call.sql, call.params, call.blob ? { blob: call.blob } : undefined);
@@ -40,6 +45,93 @@ async function answer(pglite: PGlite, call: HostCall): Promise<HostReply> {
   }
 }
 
+interface Copy {
+  id: number;
+  sql: string;
+  batches: AsyncGenerator<Buffer>;
+}
+
+function send(reply: HostReply): void {
+  try {
+    port.postMessage(reply);
+  } catch (error) {
+    // A value that cannot be cloned (none of PGlite's parsers make one): the caller still gets an answer.
+    if ('id' in reply) port.postMessage({ id: reply.id, ok: false, error: wireError(error) } satisfies HostReply);
+  }
+}
+
+/**
+ * After answering a call, file copies leave the connection free this long before their next batch, once
+ * a batch: a request's next statement (another query of the same request, a transaction's next step)
+ * comes back within it and goes ahead of the batch instead of behind it, and requests back to back
+ * still cannot hold a copy back for more than this a batch.
+ */
+const CALL_GRACE_MS = 2;
+
+/** Calls in arrival order, and file copies (taking turns) in the gaps. */
+function scheduler(pglite: PGlite) {
+  const calls: Call[] = [];
+  const copies: Copy[] = [];
+  let running = false;
+  let lastCall = 0;
+  /** The copies already waited once since their last batch. */
+  let graced = false;
+
+  /** One batch of the first copy; the copy ends (answered) at its last batch or its first error. */
+  async function step(copy: Copy): Promise<void> {
+    try {
+      const next = await copy.batches.next();
+      if (next.done) {
+        copies.splice(copies.indexOf(copy), 1);
+        send({ id: copy.id, ok: true, value: undefined });
+        return;
+      }
+      await pglite.query(copy.sql, [], { blob: new Blob([next.value]) });
+      // Taking turns with other copies (uploads at the same time).
+      copies.push(...copies.splice(copies.indexOf(copy), 1));
+    } catch (error) {
+      copies.splice(copies.indexOf(copy), 1);
+      await copy.batches.return(undefined).catch(() => undefined);
+      send({ id: copy.id, ok: false, error: wireError(error) });
+    }
+  }
+
+  async function run(): Promise<void> {
+    if (running) return;
+    running = true;
+    try {
+      for (;;) {
+        const call = calls.shift();
+        if (call) {
+          send(await answer(pglite, call).catch((error: unknown): HostReply => ({ id: call.id, ok: false, error: wireError(error) })));
+          // Closed: nothing else is coming; the thread ends with its port.
+          if (call.op === 'close') return port.close();
+          lastCall = performance.now();
+        } else if (copies[0] && !pglite.isInTransaction()) {
+          const grace = lastCall + CALL_GRACE_MS - performance.now();
+          if (grace > 0 && !graced) {
+            graced = true;
+            setTimeout(() => void run(), grace);
+            return;
+          }
+          graced = false;
+          await step(copies[0]);
+        } else {
+          return;
+        }
+      }
+    } finally {
+      running = false;
+    }
+  }
+
+  return (call: HostCall) => {
+    if (call.op === 'copyFile') copies.push({ id: call.id, sql: call.sql, batches: lineBatches(call.file, call.batchBytes) });
+    else calls.push(call);
+    void run();
+  };
+}
+
 async function serve(): Promise<void> {
   let pglite: PGlite;
   try {
@@ -50,21 +142,7 @@ async function serve(): Promise<void> {
     port.close();
     return;
   }
-  port.on('message', (call: HostCall) => {
-    void answer(pglite, call).then(
-      (reply) => {
-        try {
-          port.postMessage(reply);
-        } catch (error) {
-          // A value that cannot be cloned (none of PGlite's parsers make one): the caller still gets an answer.
-          port.postMessage({ id: call.id, ok: false, error: wireError(error) } satisfies HostReply);
-        }
-        // Closed: nothing else is coming; the thread ends with its port.
-        if (call.op === 'close') port.close();
-      },
-      (error: unknown) => port.postMessage({ id: call.id, ok: false, error: wireError(error) } satisfies HostReply),
-    );
-  });
+  port.on('message', scheduler(pglite));
   port.postMessage({ ready: true } satisfies HostReply);
 }
 

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 import { resolveWorkerFile } from '../workers-support.js';
+import type { FileCopier } from './pglite-copy.js';
 import type { EmbeddedOpenOptions, EmbeddedPostgres } from './pglite-create.js';
 
 /** What the API thread asks of the embedded database's thread (pglite-host.ts). */
@@ -8,6 +9,7 @@ export type HostCall =
   | { id: number; op: 'query'; sql: string; params: unknown[] | undefined; blob: Blob | undefined }
   | { id: number; op: 'exec'; sql: string }
   | { id: number; op: 'dump'; compression: 'none' | 'gzip' | 'auto' | undefined }
+  | { id: number; op: 'copyFile'; sql: string; file: string; batchBytes: number }
   | { id: number; op: 'close' };
 
 /** An error as plain data: its message and every text or number field (code, severity, detail, position...). */
@@ -47,13 +49,13 @@ function databaseError(message: string, code: string): Error {
 
 /**
  * PGlite in a worker thread, behind the EmbeddedPostgres subset: a statement's CPU (a COPY batch, a
- * heavy query) runs beside the API's event loop instead of on it. Calls are answered in the order they
- * were made, as PGlite runs them. Blobs cross without a copy of their bytes (Node shares a Blob's data
+ * heavy query) runs beside the API's event loop instead of on it. Calls run in the order they were
+ * made; file copies run between them (pglite-host.ts). Blobs cross without a copy of their bytes (Node shares a Blob's data
  * between threads). The thread keeps the process alive only while a call is under way, as PGlite in
  * process did not at all. A thread that stops (a crash, the heap limit) rejects every call under way
  * and every later one with an error the error path answers as an unreachable database.
  */
-export class PGliteWorker implements EmbeddedPostgres {
+export class PGliteWorker implements EmbeddedPostgres, FileCopier {
   readonly waitReady: Promise<void>;
   private readonly worker: Worker;
   private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void; site: Error }>();
@@ -117,6 +119,11 @@ export class PGliteWorker implements EmbeddedPostgres {
 
   async dumpDataDir(compression?: 'none' | 'gzip' | 'auto'): Promise<Blob> {
     return (await this.call({ op: 'dump', compression })) as Blob;
+  }
+
+  /** Runs `sql` (COPY ... FROM '/dev/blob') on each batch of whole lines of `file`, read by the thread itself (pglite-copy.ts). */
+  async copyFile(sql: string, file: string, batchBytes: number): Promise<void> {
+    await this.call({ op: 'copyFile', sql, file, batchBytes });
   }
 
   /** Closes PGlite (it writes what it must) and ends the thread; calls already made are answered first. */

@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPGlite, type DatabaseHandle } from '../../src/db/database.js';
+import { copyFileInBatches } from '../../src/db/pglite-copy.js';
 import { PGliteWorker } from '../../src/db/pglite-worker.js';
 
 /**
@@ -8,7 +12,9 @@ import { PGliteWorker } from '../../src/db/pglite-worker.js';
  * its types, codes and order, and a statement running there leaves this thread's event loop free.
  */
 let handle: DatabaseHandle;
+let work: string;
 const pglite = () => handle.pglite!;
+const exclusive = <T>(run: () => Promise<T>) => handle.db.connection().execute(run);
 
 /** Timer ticks on this thread while `work` runs. */
 async function ticksDuring(work: () => Promise<unknown>): Promise<number> {
@@ -26,6 +32,7 @@ async function ticksDuring(work: () => Promise<unknown>): Promise<number> {
 const HEAVY = 'select count(*)::int as n from generate_series(1, 4000000)';
 
 beforeAll(async () => {
+  work = mkdtempSync(path.join(tmpdir(), 'pglite-worker-'));
   handle = await openPGlite();
   expect(pglite()).toBeInstanceOf(PGliteWorker);
   await pglite().exec('create table t (id int8 primary key, amount numeric, at timestamptz, day date, raw bytea, note text); create table c (a int, b text)');
@@ -33,6 +40,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await handle?.close();
+  rmSync(work, { recursive: true, force: true });
 });
 
 describe('PGlite in a worker thread', () => {
@@ -68,6 +76,46 @@ describe('PGlite in a worker thread', () => {
       .query("copy c (a, b) from '/dev/blob' with (format text, delimiter ',')", [], { blob: new Blob(['x,one\n']) })
       .catch((e: unknown) => e)) as { code?: string };
     expect(bad.code).toBe('22P02');
+  });
+
+  it('copies a file a batch at a time in its thread, answering other calls between batches', async () => {
+    await pglite().exec('create table lines (n int, label text)');
+    const file = path.join(work, 'lines.txt');
+    const count = 200_000;
+    writeFileSync(file, Array.from({ length: count }, (_, i) => `${i}\tline ${i}\n`).join(''));
+    let copied = false;
+    const copy = copyFileInBatches(pglite(), exclusive, "copy lines (n, label) from '/dev/blob'", file, 4096).then(() => (copied = true));
+    // Made while the copy runs: answered after the batch under way, not after the whole file.
+    const { rows } = await pglite().query<{ n: number }>('select count(*)::int as n from lines');
+    expect(copied).toBe(false);
+    expect(rows[0]!.n).toBeLessThan(count);
+    await copy;
+    expect((await pglite().query<{ n: number; last: number }>('select count(*)::int as n, max(n) as last from lines')).rows).toEqual([{ n: count, last: count - 1 }]);
+  });
+
+  it('runs no batch inside another request’s open transaction', async () => {
+    await pglite().exec('create table guarded (n int)');
+    const file = path.join(work, 'guarded.txt');
+    writeFileSync(file, '1\n2\n3\n');
+    let copied = false;
+    await handle.db.transaction().execute(async (tx) => {
+      await sql`insert into guarded values (0)`.execute(tx);
+      void copyFileInBatches(pglite(), exclusive, "copy guarded from '/dev/blob'", file, 2).then(() => (copied = true));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Still only this transaction's own row: the copy waits for its end.
+      expect((await sql<{ n: number }>`select count(*)::int as n from guarded`.execute(tx)).rows[0]!.n).toBe(1);
+      expect(copied).toBe(false);
+    });
+    await expect.poll(() => copied).toBe(true);
+    expect((await pglite().query<{ n: number }>('select count(*)::int as n from guarded')).rows[0]!.n).toBe(4);
+  });
+
+  it('ends a file copy at its first bad batch with the error’s code', async () => {
+    const file = path.join(work, 'bad.txt');
+    writeFileSync(file, '1\tok\nnot a number\tbad\n');
+    await expect(copyFileInBatches(pglite(), exclusive, "copy lines (n, label) from '/dev/blob'", file, 4096)).rejects.toMatchObject({ code: '22P02' });
+    // The connection serves the next call.
+    expect((await pglite().query<{ ok: number }>('select 1 as ok')).rows).toEqual([{ ok: 1 }]);
   });
 
   it('keeps a Kysely transaction’s statements together and in order', async () => {

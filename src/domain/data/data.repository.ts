@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { sql, type CompiledQuery, type Compilable, type RawBuilder, type Selectable } from 'kysely';
 import copyStreams from 'pg-copy-streams';
 import type { DatabaseHandle } from '../../db/database.js';
+import { copyFileInBatches } from '../../db/pglite-copy.js';
 import type { DataDatePart, DatasetColumn, DatasetKind, DatasetsTable } from '../../db/tables/data.js';
 import { markPendingQuery } from '../jobs/job-queue.repository.js';
 import type { CsvDelimiter } from './csv-ingest.js';
@@ -56,16 +57,15 @@ const EXPORT_PAGE_BLOCKS = 4;
 const PGLITE_BATCH_BYTES = 8 * 1024 * 1024;
 
 /**
- * A spooled upload is copied into the embedded database in batches this large, each taking its one
- * connection on its own, so other requests get their turn between batches: a request waits at most for
- * the batch under way. PGlite runs in its worker thread, so the event loop stays free meanwhile. A 32 kB
- * batch takes about 1.5 ms (median), a 64 kB one 2.7 ms, a 128 kB one 4-5 ms (about 0.45 ms a batch plus
- * 30 ms a megabyte), and each batch also costs a round trip between the threads and a turn of any
- * request waiting: with another user's session checks back to back, 64 kB stored a 47 MB upload in
- * 5.6-8.5 s at 0.8-1.7x their idle p99, 32 kB in 7.6-10 s at 1.4-2.3x, 128 kB at up to 3.5x
- * (bench/ingest/neighbour.ts and staging-batches.ts, docs/benchmarks.md, issue 29).
+ * A spooled upload is copied into the embedded database in batches this large, by PGlite's thread
+ * itself (pglite-copy.ts), between other requests' statements: a request waits at most for the batch
+ * under way. A 32 kB batch takes about 1.5 ms (median), a 64 kB one 2.7 ms, a 128 kB one 4-5 ms (about
+ * 0.45 ms a batch plus 30 ms a megabyte). Beside another user's session checks back to back, a 47 MB
+ * upload was stored in 7.7-8.6 s at 0.5-1.9x their idle p99, against 8.5-19.8 s at 0.9-3.9x with a
+ * round trip between the threads a batch (bench/ingest/neighbour.ts and staging-batches.ts,
+ * docs/benchmarks.md, issue 29).
  */
-const PGLITE_STAGING_BATCH_BYTES = 64 * 1024;
+const PGLITE_STAGING_BATCH_BYTES = 32 * 1024;
 
 /**
  * An upload's rows are copied into a staging table outside any transaction, then renamed to its
@@ -78,22 +78,6 @@ const stagingTable = (name: string) => {
 };
 /** On Postgres other processes may be staging: only tables older than this are left over by a crash. */
 const STALE_STAGING_MS = 60 * 60 * 1000;
-
-/** Blocks of whole lines (each ends with a line break) of at most about `size` bytes, from a file. */
-export async function* lineBatches(file: string, size: number): AsyncGenerator<Buffer> {
-  let carry: Buffer | undefined;
-  for await (const raw of createReadStream(file, { highWaterMark: size })) {
-    const chunk = carry ? Buffer.concat([carry, raw as Buffer]) : (raw as Buffer);
-    const cut = chunk.lastIndexOf(10);
-    if (cut === -1) {
-      carry = chunk;
-      continue;
-    }
-    yield chunk.subarray(0, cut + 1);
-    carry = cut + 1 < chunk.length ? chunk.subarray(cut + 1) : undefined;
-  }
-  if (carry && carry.length > 0) yield carry;
-}
 
 function pgliteRunner(database: DatabaseHandle, execute: (q: Query) => Promise<{ rows: unknown[] }>): Runner {
   const pglite = database.pglite!;
@@ -300,11 +284,7 @@ export function createDataRepository(database: DatabaseHandle) {
         try {
           for (const [i, file] of files.entries()) {
             try {
-              for await (const batch of lineBatches(file.path, PGLITE_STAGING_BATCH_BYTES)) {
-                // Requests that arrived during the last batch are already in the connection's line (the
-                // event loop was free to parse them), ahead of this one.
-                await db.connection().execute(() => pglite.query(copy(file.delimiter, `'/dev/blob'`), [], { blob: new Blob([batch]) }));
-              }
+              await copyFileInBatches(pglite, (work) => db.connection().execute(work), copy(file.delimiter, `'/dev/blob'`), file.path, PGLITE_STAGING_BATCH_BYTES);
             } catch (error) {
               throw failed(error, i);
             }
