@@ -128,7 +128,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       const spool = await deps.spoolTrainingSet(job.id, spoolPath);
       const params = await deps.paramsForJob(job.id);
       const trainingStartedAt = Date.now();
-      const { result, set }: { result: TrainingResult; set?: TrainingSetReport } = await deps.pool.trainSpool(
+      const { result, set, cpuSeconds }: { result: TrainingResult; set?: TrainingSetReport; cpuSeconds?: number } = await deps.pool.trainSpool(
         { path: spoolPath, header: spool.header, columns: spool.columns, detect: spool.detect },
         params,
         limits,
@@ -182,9 +182,9 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
         host,
         pid: process.pid,
         ramMb: round(peakThreadBytes / MB),
-        // The engine runs synchronously in its own thread (every candidate's backtest fits, then the final
-        // fits), so the thread's wall time is its CPU time; result.timing covers the final network fit only.
-        cpuSeconds: round(trainingSeconds),
+        // The training thread's own CPU (thread-cpu.ts); its wall time where the platform cannot say, which
+        // on a busy machine also counts the waits for a core.
+        cpuSeconds: round(cpuSeconds ?? trainingSeconds),
         diskMb: round((modelBytes + spool.bytes * 2) / MB, 4),
       });
       const endedAt = Date.now();

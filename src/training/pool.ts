@@ -25,6 +25,13 @@ export interface TrainingRunOptions {
   onThreadMemory?: (peakBytes: number) => void;
 }
 
+/** A spool's training: the result, how the set was cut, and the training thread's CPU seconds (when known). */
+export interface TrainedSpool {
+  result: TrainingResult;
+  set: TrainingSetReport | undefined;
+  cpuSeconds: number | undefined;
+}
+
 export interface TrainingPool {
   train(input: TrainingInput, opts?: TrainingRunOptions): Promise<TrainingResult>;
   /**
@@ -36,7 +43,7 @@ export interface TrainingPool {
     params: TrainingParams,
     limits: TrainingLimits,
     opts?: TrainingRunOptions,
-  ): Promise<{ result: TrainingResult; set: TrainingSetReport | undefined }>;
+  ): Promise<TrainedSpool>;
   close(): Promise<void>;
   readonly threads: number;
 }
@@ -88,7 +95,7 @@ export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingP
   async function run(
     payload: { input: TrainingInput } | { spool: TrainingSpool; params: TrainingParams; limits: TrainingLimits },
     opts: TrainingRunOptions,
-  ): Promise<{ result: TrainingResult; set: TrainingSetReport | undefined }> {
+  ): Promise<TrainedSpool> {
     const { signal, onThreadMemory } = opts;
     if (signal?.aborted) throw new TrainingError('aborted', 'Training aborted');
     const onMessage = (m: WorkerProgress) => {
@@ -112,7 +119,7 @@ export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingP
       }
       if (!reply.ok) throw new TrainingError(reply.code, reply.message);
       onThreadMemory?.(reply.peakThreadBytes);
-      return { result: reply.result, set: reply.set };
+      return { result: reply.result, set: reply.set, cpuSeconds: reply.cpuSeconds };
     } catch (error) {
       if (error instanceof TrainingError) throw error;
       if ((error as { code?: string } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY') {

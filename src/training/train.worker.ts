@@ -9,6 +9,7 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import { trainModel } from './engine.js';
+import { threadCpuSeconds } from './thread-cpu.js';
 import { loadTrainingSet, type TrainingLimits, type TrainingSetReport, type TrainingSpool } from './training-set.js';
 import { TrainingError, type TrainingErrorCode, type TrainingInput, type TrainingParams, type TrainingProgress, type TrainingResult } from './types.js';
 
@@ -23,7 +24,8 @@ export interface WorkerProgress {
 }
 
 export type WorkerReply =
-  | { ok: true; result: TrainingResult; peakThreadBytes: number; set?: TrainingSetReport }
+  /** cpuSeconds: this thread's CPU for reading the set and training, where the platform can say. */
+  | { ok: true; result: TrainingResult; peakThreadBytes: number; cpuSeconds?: number; set?: TrainingSetReport }
   | { ok: false; code: TrainingErrorCode; message: string };
 
 /**
@@ -39,6 +41,7 @@ const threadBytes = (): number => {
 
 export default async function train(task: WorkerTask): Promise<WorkerReply> {
   const { port } = task;
+  const cpuAtStart = threadCpuSeconds();
   let peak = threadBytes();
   const onProgress = (progress: TrainingProgress) => {
     peak = Math.max(peak, threadBytes());
@@ -52,7 +55,9 @@ export default async function train(task: WorkerTask): Promise<WorkerReply> {
       peak = Math.max(peak, threadBytes());
     } else input = task.input;
     const result = trainModel(input, { onProgress });
-    return { ok: true, result, peakThreadBytes: Math.max(peak, threadBytes()), ...(set ? { set } : {}) };
+    const cpuAtEnd = threadCpuSeconds();
+    const cpuSeconds = cpuAtStart === undefined || cpuAtEnd === undefined ? undefined : cpuAtEnd - cpuAtStart;
+    return { ok: true, result, peakThreadBytes: Math.max(peak, threadBytes()), ...(cpuSeconds === undefined ? {} : { cpuSeconds }), ...(set ? { set } : {}) };
   } catch (error) {
     if (error instanceof TrainingError) return { ok: false, code: error.code, message: error.message };
     throw error;
