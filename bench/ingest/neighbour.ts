@@ -54,12 +54,18 @@ function stats(values: number[]) {
   return { n: values.length, p50: round(at(0.5)), p99: round(at(0.99)), max: round(sorted.at(-1)!), timedOut: values.filter((v) => !Number.isFinite(v)).length };
 }
 
-/** Session checks back to back until `done` settles. */
+/** Session checks back to back until `done` settles; NEIGHBOUR_TRACE=<file>: each one's start (epoch ms) and latency, a JSON line each. */
 async function checksUntil(port: number, session: string, done: Promise<unknown>, timeoutMs: number): Promise<number[]> {
   let finished = false;
   void done.finally(() => (finished = true));
   const latencies: number[] = [];
-  while (!finished) latencies.push(await check(port, session, timeoutMs));
+  const trace: string[] = [];
+  while (!finished) {
+    const at = Date.now();
+    latencies.push(await check(port, session, timeoutMs));
+    trace.push(JSON.stringify({ at, ms: latencies.at(-1) }));
+  }
+  if (process.env.NEIGHBOUR_TRACE) writeFileSync(process.env.NEIGHBOUR_TRACE, `${trace.join('\n')}\n`);
   return latencies;
 }
 

@@ -59,13 +59,13 @@ const PGLITE_BATCH_BYTES = 8 * 1024 * 1024;
 /**
  * A spooled upload is copied into the embedded database in batches this large, by PGlite's thread
  * itself (pglite-copy.ts), between other requests' statements: a request waits at most for the batch
- * under way. A 32 kB batch takes about 1.5 ms (median), a 64 kB one 2.7 ms, a 128 kB one 4-5 ms (about
- * 0.45 ms a batch plus 30 ms a megabyte). Beside another user's session checks back to back, a 47 MB
- * upload was stored in 7.7-8.6 s at 0.5-1.9x their idle p99, against 8.5-19.8 s at 0.9-3.9x with a
- * round trip between the threads a batch (bench/ingest/neighbour.ts and staging-batches.ts,
- * docs/benchmarks.md, issue 29).
+ * under way. A 16 kB batch takes about 1 ms, a 32 kB one 1.5 ms, a 64 kB one 2.7 ms (about 0.45 ms a
+ * batch plus 30 ms a megabyte). Beside another user's session checks back to back (load 1-2), a 47 MB
+ * upload was stored with their p99 at 1.5-1.7x idle in 6.3-6.6 s with 16 kB, 1.5-1.9x in 5.3 s with
+ * 24 kB, 1.8-2.4x in 4.8-4.9 s with 32 kB; before, with PGlite on the event loop, 2.0-2.7x in 4.9-5.6 s
+ * (bench/ingest/neighbour.ts and staging-batches.ts, docs/benchmarks.md, issue 29).
  */
-const PGLITE_STAGING_BATCH_BYTES = 32 * 1024;
+const PGLITE_STAGING_BATCH_BYTES = 16 * 1024;
 
 /**
  * An upload's rows are copied into a staging table outside any transaction, then renamed to its
