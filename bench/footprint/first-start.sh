@@ -32,10 +32,16 @@ time_start() {
   done
   end=$(date +%s.%N)
   echo "$1: answered after $(echo "$end - $begin" | bc) s = $(echo "scale=1; ($end - $begin) / $bare" | bc) x node -e ($bare s)"
+  local servers=()
   for server in $(pgrep -f 'dist/src/server.js'); do
-    if [ "$(readlink "/proc/$server/cwd")" = "$PWD" ]; then kill -TERM "$server"; fi
+    if [ "$(readlink "/proc/$server/cwd")" = "$PWD" ]; then servers+=("$server"); kill -TERM "$server"; fi
   done
   wait "$npm_pid" || true
+  # npm may be gone before the server (the start script's shell ends first): the next round's
+  # `rm -rf data` must not race the server's own shutdown, which still writes the database.
+  for server in "${servers[@]}"; do
+    while kill -0 "$server" 2>/dev/null; do sleep 0.05; done
+  done
 }
 
 for _ in $(seq "$ROUNDS"); do

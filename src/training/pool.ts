@@ -10,7 +10,7 @@
 import { availableParallelism } from 'node:os';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
-import { resolveWorkerFile } from '../workers-support.js';
+import { defaultYoungGenerationForNewThreads, resolveWorkerFile } from '../workers-support.js';
 import type { WorkerProgress, WorkerReply, WorkerTask } from './train.worker.js';
 import type { TrainingLimits, TrainingSetReport, TrainingSpool } from './training-set.js';
 import { TrainingError, type TrainingInput, type TrainingParams, type TrainingProgress, type TrainingResult } from './types.js';
@@ -75,6 +75,7 @@ export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingP
   const pool = () => {
     if (closed) throw new TrainingError('aborted', 'Training aborted: the training pool is closed');
     return (made ??= import('piscina').then(({ Piscina }) => {
+      defaultYoungGenerationForNewThreads();
       const worker = resolveWorkerFile(import.meta.url, 'train.worker');
       return new Piscina<WorkerTask, WorkerReply>({
         filename: worker.filename,

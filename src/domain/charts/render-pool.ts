@@ -1,6 +1,6 @@
 import type { Piscina } from 'piscina';
 import type { TopLevelSpec } from 'vega-lite';
-import { resolveWorkerFile } from '../../workers-support.js';
+import { defaultYoungGenerationForNewThreads, resolveWorkerFile } from '../../workers-support.js';
 import { Errors } from '../errors.js';
 import type { RenderTask } from './render.worker.js';
 
@@ -44,6 +44,7 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
   // Piscina itself loads with the first chart too.
   const pool = () =>
     (piscina ??= import('piscina').then(({ Piscina }) => {
+      defaultYoungGenerationForNewThreads();
       const worker = resolveWorkerFile(import.meta.url, 'render.worker');
       return new Piscina<RenderTask, string | Uint8Array>({
         filename: worker.filename,
