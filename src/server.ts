@@ -49,6 +49,14 @@ async function main() {
     await runtime.close();
   });
 
+  // The embedded database's thread cannot come back in this process (its data directory's state is
+  // unknown): exit, so a supervisor restarts the service; the next start recovers the directory and
+  // hands jobs left Running back to the queue. Meanwhile every request was answered 'unreachable'.
+  void runtime.database.pglite?.lost?.then((error) => {
+    logger.fatal({ err: error }, 'the embedded database thread stopped; exiting for a restart');
+    process.exit(1);
+  });
+
   const address = await app.listen({ port: config.port, host: config.host });
   training?.runner.start();
   const shown = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');

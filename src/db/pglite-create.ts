@@ -13,6 +13,8 @@ export interface EmbeddedPostgres {
   exec(sql: string): Promise<unknown>;
   dumpDataDir(compression?: 'none' | 'gzip' | 'auto'): Promise<Blob>;
   close(): Promise<void>;
+  /** In a worker thread: settles with the reason if the thread stops without close(). */
+  readonly lost?: Promise<Error>;
 }
 
 export interface EmbeddedOpenOptions {

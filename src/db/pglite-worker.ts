@@ -66,6 +66,11 @@ export class PGliteWorker implements EmbeddedPostgres, FileCopier {
   private stopped: Error | undefined;
   private closing: Promise<void> | undefined;
   private readonly exited: Promise<number>;
+  /**
+   * Settles with the reason when the thread stops without close() (a crash, out of memory): the data
+   * directory cannot be reopened safely in this process, so the server exits and a restart recovers it.
+   */
+  readonly lost: Promise<Error>;
 
   constructor(options: EmbeddedOpenOptions) {
     this.worker = hostWorker({ workerData: options });
@@ -74,6 +79,8 @@ export class PGliteWorker implements EmbeddedPostgres, FileCopier {
     // Whoever opens awaits it; a later stop must not also surface as an unhandled rejection.
     this.waitReady.catch(() => undefined);
     let fault: Error | undefined;
+    let markLost!: (reason: Error) => void;
+    this.lost = new Promise<Error>((resolve) => (markLost = resolve));
     this.worker.on('message', (reply: HostReply) => {
       if ('ready' in reply) {
         this.ready = true;
@@ -96,6 +103,7 @@ export class PGliteWorker implements EmbeddedPostgres, FileCopier {
         const reason = this.ready
           ? databaseError(`The embedded database's thread stopped (exit code ${code})${fault ? `: ${fault.message}` : ''}; restart the service`, STOPPED_CODE)
           : (fault ?? databaseError(`The embedded database's thread stopped while opening (exit code ${code})`, STOPPED_CODE));
+        if (this.ready && !this.closing) markLost(reason);
         // A closed database keeps its own reason for later calls.
         this.stopped ??= reason;
         settle.reject(reason);

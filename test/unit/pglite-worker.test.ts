@@ -147,6 +147,7 @@ describe('PGlite in a worker thread', () => {
     const running = worker.query(HEAVY).catch((e: unknown) => e);
     const queued = worker.query('select 1').catch((e: unknown) => e);
     await worker.terminate();
+    await expect(worker.lost).resolves.toMatchObject({ code: '08006' });
     for (const error of [await running, await queued]) {
       expect(error).toMatchObject({ code: '08006', message: expect.stringMatching(/embedded database's thread stopped/) as unknown });
     }
@@ -157,6 +158,8 @@ describe('PGlite in a worker thread', () => {
     const closing = await openPGlite();
     await closing.close();
     expect(closing.pglite!.closed).toBe(true);
+    // A close is not a loss: the server must not exit for it.
+    expect(await Promise.race([closing.pglite!.lost, new Promise((resolve) => setTimeout(resolve, 200, 'not lost'))])).toBe('not lost');
     await expect(closing.pglite!.query('select 1')).rejects.toMatchObject({ code: '08003', message: 'The embedded database is closed' });
   }, 120_000);
 
