@@ -11,7 +11,7 @@ import { TRAINING_STATUS } from '../domain/trainings/training-status.js';
 import { removeStaleSpoolFiles, spoolFileName } from '../spool-files.js';
 import type { TrainingPool } from '../training/pool.js';
 import type { TrainingLimits, TrainingSetReport, TrainingSpool } from '../training/training-set.js';
-import { isTrainingError, type ForecastInterval, type TrainedModel, type TrainingParams, type TrainingResult } from '../training/types.js';
+import { isTrainingError, type ForecastInterval, type TrainedModel, type TrainingParams } from '../training/types.js';
 
 /**
  * What the runner needs from the domain services. These are the same services the HTTP endpoints
@@ -128,7 +128,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       const spool = await deps.spoolTrainingSet(job.id, spoolPath);
       const params = await deps.paramsForJob(job.id);
       const trainingStartedAt = Date.now();
-      const { result, set, cpuSeconds }: { result: TrainingResult; set?: TrainingSetReport; cpuSeconds?: number } = await deps.pool.trainSpool(
+      const { result, set, cpuSeconds } = await deps.pool.trainSpool(
         { path: spoolPath, header: spool.header, columns: spool.columns, detect: spool.detect },
         params,
         limits,

@@ -13,9 +13,9 @@ import { readPart, type CellReader } from './encoder.js';
 import { featuresOf, type FeatureSpaceState } from './features.js';
 import { widthAt, type IntervalWidths } from './intervals.js';
 import { familyNamed } from './models/candidates.js';
-import { medianOf } from './models/naive.js';
 import type { FittedModel, OutputKind } from './models/model.js';
 import { adjustForecast } from './postprocess.js';
+import { combineRow } from './selection.js';
 import { TrainingError, type DatePart, type ForecastInterval, type TrainingParams } from './types.js';
 import { formatNumber, isEmptyCell } from './values.js';
 
@@ -128,16 +128,18 @@ export function predictRows(state: EngineState, params: TrainingParams, header: 
   for (const output of state.outputs) {
     const fitted = membersOf(output);
     const predictions = fitted.map((model) => model.predict(input));
+    const weights = output.members.map((m) => m.weight);
     rows.forEach((_, i) => {
       const result = results[i] as PredictedRow;
       if (output.kind === 'categorical') {
         result.values[output.column] = (predictions[0] as string[])[i] as string;
         return;
       }
-      const raw =
-        output.combine === 'median'
-          ? medianOf(predictions.map((p) => (p as number[])[i] as number))
-          : output.members.reduce((sum, m, k) => sum + m.weight * ((predictions[k] as number[])[i] as number), 0);
+      const raw = combineRow(
+        predictions.map((p) => (p as number[])[i] as number),
+        weights,
+        output.combine,
+      );
       const format = (v: number) => formatNumber(adjustForecast(v, params), output.decimals);
       result.values[output.column] = format(raw);
       if (output.widths) {

@@ -110,6 +110,22 @@ function compareErrors(a: number, b: number): number {
 const ONE_ROW = new Set(['naive', 'drift']);
 const fromOneRow = (s: Scored) => (ONE_ROW.has(s.family.name) ? 1 : 0);
 
+/**
+ * One row's forecast of a winner's members: their median, or their weighted sum. The one rule for the
+ * backtest (chooseWinner) and for a stored model (forecaster.ts predictRows), so both combine alike.
+ */
+export function combineRow(values: readonly number[], weights: readonly number[], combine?: 'median'): number {
+  return combine === 'median' ? medianOf(values as number[]) : values.reduce((sum, value, k) => sum + (weights[k] as number) * value, 0);
+}
+
+/** Each backtest split's predictions of `members`, combined row by row. */
+function combinedSplits(members: Scored[], backtest: Backtest, weights: readonly number[], combine?: 'median'): number[][] {
+  return backtest.splits.map((_, s) => {
+    const columns = members.map((member) => member.predictions?.[s] as number[]);
+    return (columns[0] as number[]).map((_, j) => combineRow(columns.map((column) => column[j] as number), weights, combine));
+  });
+}
+
 export function chooseWinner(scored: Scored[], backtest: Backtest, data: FitRows, kind: 'numeric' | 'categorical'): Winner {
   const ranked = scored
     .map((s, order) => ({ s, order }))
@@ -131,11 +147,7 @@ export function chooseWinner(scored: Scored[], backtest: Backtest, data: FitRows
     const inverse = members.map((s) => 1 / (s.error as number));
     const total = inverse.reduce((a, b) => a + b, 0);
     const weights = inverse.map((w) => w / total);
-    const predictions = backtest.splits.map((_, s) =>
-      (members[0]?.predictions?.[s] as number[]).map((_, j) =>
-        members.reduce((sum, member, k) => sum + (weights[k] as number) * ((member.predictions?.[s] as number[])[j] as number), 0),
-      ),
-    );
+    const predictions = combinedSplits(members, backtest, weights);
     const error = backtestError(backtest, actual, predictions);
     if (compareErrors(error, winner.error) < 0) {
       winner = {
@@ -148,9 +160,7 @@ export function chooseWinner(scored: Scored[], backtest: Backtest, data: FitRows
   }
   if (ranked.length >= MAX_COMBINED) {
     const members = ranked.slice(0, MAX_COMBINED);
-    const predictions = backtest.splits.map((_, s) =>
-      (members[0]?.predictions?.[s] as number[]).map((_, j) => medianOf(members.map((member) => (member.predictions?.[s] as number[])[j] as number))),
-    );
+    const predictions = combinedSplits(members, backtest, [], 'median');
     const error = backtestError(backtest, actual, predictions);
     if (compareErrors(error, winner.error) < 0) {
       winner = {
