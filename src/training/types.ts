@@ -165,6 +165,37 @@ export interface SelectionReport {
   /** Repeated timestamps dropped and gaps found on the time axis, one sentence each (issue 28). */
   timeNotes?: string[];
   outputs: OutputSelection[];
+  /** An upload of many series (issue 33): how the series were found and how each was forecast. */
+  panel?: PanelReport;
+}
+
+/** One series of a panel: its key values (in `PanelReport.keys` order) and its outputs' selections, in brief. */
+export interface PanelSeriesReport {
+  key: string[];
+  /** Known rows of the series the models saw. */
+  rows: number;
+  outputs: { column: string; chosen: string; error: number; baseline: { name: string; error: number } }[];
+  /** Why a series got no model of its own (no known value, too short): its forecast's source. */
+  note?: string;
+}
+
+/**
+ * The panel part of a selection report (issue 33). `outputs` of the report then hold, per output column, the
+ * candidates' mean scaled errors over the series (MASE against each series' in-sample naive), so one table
+ * still reads across series of different scales.
+ */
+export interface PanelReport {
+  /** Key columns, in upload order. */
+  keys: string[];
+  /** 'detected' from the upload, or 'stated' by the user (column role `key`). */
+  keySource: 'detected' | 'stated';
+  series: number;
+  /** Known rows of the shortest and the longest series. */
+  shortest: number;
+  longest: number;
+  /** How often each family (or 'combination') won, over every series x output. */
+  wins: Record<string, number>;
+  perSeries: PanelSeriesReport[];
 }
 
 export interface TrainingResult {
