@@ -28,14 +28,19 @@ interface Holder {
 const HEARTBEAT_MS = 10_000;
 const FOREIGN_STALE_MS = 60_000;
 
-function startTicksOf(pid: number): string | null {
+/** The fields of /proc/<pid>/stat after the command name (which may hold spaces and parentheses), or null. */
+function statFieldsOf(pid: number): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces and parentheses); starttime is field 22.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return null;
   }
+}
+
+/** starttime (field 22). */
+function startTicksOf(pid: number): string | null {
+  return statFieldsOf(pid)?.[19] ?? null;
 }
 
 /** What the lock calls this process in the message another process prints. */
@@ -54,7 +59,12 @@ async function holderAlive(holder: Holder, lockPath: string): Promise<boolean> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
   }
-  const ticks = startTicksOf(holder.pid);
+  const fields = statFieldsOf(holder.pid);
+  // A holder that exited but was never reaped (an init that does not reap, issue 35) still answers
+  // signal 0: a zombie (state Z, or X while being reaped) holds nothing any more.
+  const state = fields?.[0];
+  if (state === 'Z' || state === 'X') return false;
+  const ticks = fields?.[19] ?? null;
   return !(holder.startTicks && ticks && ticks !== holder.startTicks);
 }
 
