@@ -2,7 +2,8 @@
  * CPU seconds of a service process, split into its main thread (the API) and every other thread (the
  * training thread, the embedded database's thread since 274204b, V8's and libuv's helpers), from /proc
  * (Linux). A job's wall time on a shared machine moves with the other users' load; its CPU seconds do not,
- * so the benches print both (issue 28: session 11's slower standing check was the machine, not the code).
+ * so the benches print both (issue 28: a slower standing check was the machine's load, not the code;
+ * docs/benchmarks.md, training-memory).
  */
 import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';

@@ -299,7 +299,7 @@ function gapminderLife(): ForecastSet {
  */
 export const TABULAR_REPEATS = 2;
 export const TABULAR_FOLDS = 5;
-/** Cars and penguins, and since session 10 three more real tables, so that a tabular family is not judged on two sets. */
+/** Cars and penguins, and since issue 23's boosting family three more real tables, so that a tabular family is not judged on two sets. */
 const TABULAR = [cars, penguins, penguinMass, carOrigin, gapminderLife];
 
 /** `only`: the tables' ids to fold (BENCH_TABULAR_SETS=cars,penguins), all when empty. */

@@ -1,6 +1,6 @@
 /**
  * Tabular sets on repeated k-fold (issue 23): cars (regression, MAE) and penguins (classification, error
- * rate), and since session 10 penguins' body mass, cars' origin and gapminder's life expectancy; 2 repeats x
+ * rate), and since issue 23's boosting family penguins' body mass, cars' origin and gapminder's life expectancy; 2 repeats x
  * 5 folds (datasets.ts tabularFolds), the engine in-process (as ablation.ts) against scikit-learn's
  * linear/logistic regression, MLP and gradient boosting (peers.py) on the same folds. One split
  * swings: on cars the engine was 0.96x gradient boosting on one split and 1.14x on another.

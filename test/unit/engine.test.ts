@@ -220,10 +220,10 @@ describe('forecasting engine: intervals that hold what they say on series of kno
 
   // Issue 23's targets: 80% in [0.75, 0.85], 95% in [0.90, 0.99]. The short series (one backtest window)
   // held 0.73 and 0.73 while both widths were the largest of 5 pooled errors; with the Student-t width of
-  // small pools they hold 0.94 and 0.996 of 40 i.i.d. series (session 10): the 95% is near its level, the
+  // small pools they hold 0.94 and 0.996 of 40 i.i.d. series (issue 23): the 95% is near its level, the
   // 80% too wide on noise this calm (real series need it: the corpus mean went 0.68 -> 0.75). Pinned: this
   // fails the day both are met (then drop `.fails`). The long horizon met them once its widths were an
-  // isotonic fit (0.89 / 0.97 before, session 9).
+  // isotonic fit (0.89 / 0.97 before; docs/benchmarks.md, intervals).
   // Both tests below read the same 40 trainings: run them once.
   let shortCoverage: { p80: number; p95: number } | undefined;
   const short = () => (shortCoverage ??= coverage(40, 48, 12, 100));

@@ -1,7 +1,7 @@
 /**
  * Gradient-boosted trees on the exogenous features (issue 23): the boosting candidate for tabular data, next
  * to the forest. No npm gradient-boosting library trains in Node 20 without a native build and is kept
- * (docs/benchmarks.md, session 10), so this is Friedman's stochastic gradient boosting written out: squared
+ * (docs/benchmarks.md, tabular), so this is Friedman's stochastic gradient boosting written out: squared
  * error for numbers, the (multinomial) deviance with one Newton step per leaf for classes, shrinkage, and a
  * seeded half of the rows per tree. The trees are least-squares regression trees grown here by a sorted scan
  * per feature: ml-cart's (the forest's tree library) tries every row boundary with a pass over the rows, which

@@ -5,7 +5,7 @@
  *  - the difference d (0/1) from a KPSS level-stationarity test (5%) on the seasonally differenced series;
  *  - (p,q,P,Q) in {0,1,2}x{0,1,2}x{0,1}x{0,1} by auto.arima's stepwise search on its default criterion,
  *    AICc (only compared between models with the same d and D, as it must be; plain AIC was used before
- *    session 6 and measured worse, docs/benchmarks.md), at most MAX_FITS fits (and one for the trending
+ *    issue 10 and measured worse, docs/benchmarks.md, forecast), at most MAX_FITS fits (and one for the trending
  *    drift below). The start models are auto.arima's except its (2,d,2)(1,D,1), replaced by (1,d,1)(0,D,1):
  *    that one fit alone can take 10 s on 600 steps, and the stepwise moves still reach it when it is better;
  *  - a drift (the exogenous regressor `t`, which the package differences with the series) when d+D = 1, so a
@@ -15,7 +15,7 @@
  *    only when a likelihood-ratio test finds it at the 5% level, as the KPSS test decides d. AIC alone (any
  *    gain) was measured and rejected: it took the term on 10 of 58 real series and made 6 of them worse
  *    (unemployment's 2000-2009 crisis onset read as an acceleration); the 5% test takes it on 3 (global
- *    temperature since 1880, two infant mortality rates), all better (docs/benchmarks.md, session 6).
+ *    temperature since 1880, two infant mortality rates), all better (docs/benchmarks.md, forecast).
  * The package's own auto mode was tried and rejected: on US nonfarm employment it picked a non-seasonal model
  * (MAE 299-410 against 180 for this search) and it is up to 6x slower on the CO2 series.
  */
