@@ -12,12 +12,17 @@ const statFields = (pid: number) => {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 };
 
+const parents: ChildProcess[] = [];
+
 /**
- * A real zombie: a shell starts a child that exits at once, then becomes `sleep`, which never reaps it.
- * Answers the zombie's pid and the parent to end afterwards.
+ * A real zombie: a shell starts a child that waits for the end of our pipe, then becomes `sleep`, which
+ * never reaps. The pipe is closed only once the exec happened (a child exiting before it could be reaped
+ * by the shell). Answers the zombie's pid and its parent.
  */
 async function zombie(): Promise<{ pid: number; parent: ChildProcess }> {
-  const parent = spawn('sh', ['-c', '(exit 0) & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // A background list's stdin is /dev/null unless redirected: the child reads the pipe through fd 3.
+  const parent = spawn('sh', ['-c', 'exec 3<&0; read line <&3 & echo $!; exec sleep 60'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  parents.push(parent);
   const pid = await new Promise<number>((resolve, reject) => {
     let out = '';
     parent.stdout.on('data', (chunk: Buffer) => {
@@ -26,19 +31,19 @@ async function zombie(): Promise<{ pid: number; parent: ChildProcess }> {
     });
     parent.once('exit', () => reject(new Error('the zombie parent exited')));
   });
-  for (let i = 0; i < 200 && statFields(pid)[0] !== 'Z'; i++) await sleep(10);
+  for (let i = 0; i < 500 && readFileSync(`/proc/${parent.pid}/comm`, 'utf8').trim() !== 'sleep'; i++) await sleep(10);
+  parent.stdin.end();
+  for (let i = 0; i < 500 && statFields(pid)[0] !== 'Z'; i++) await sleep(10);
   return { pid, parent };
 }
 
 describe('the embedded database lock (issue 35)', () => {
-  let parent: ChildProcess | undefined;
   afterEach(() => {
-    if (parent?.exitCode === null) parent.kill('SIGKILL');
+    for (const parent of parents.splice(0)) if (parent.exitCode === null) parent.kill('SIGKILL');
   });
 
   it('takes over a lock whose holder exited but was never reaped (a zombie)', async () => {
     const made = await zombie();
-    parent = made.parent;
     // What made the old check count it alive: the pid exists, answers signal 0 and keeps its start time.
     expect(statFields(made.pid)[0]).toBe('Z');
     expect(() => process.kill(made.pid, 0)).not.toThrow();
@@ -61,7 +66,6 @@ describe('the embedded database lock (issue 35)', () => {
 
   it('still refuses while its holder lives (the zombie\'s parent, asleep)', async () => {
     const made = await zombie();
-    parent = made.parent;
     // The zombie's parent (sleep) is alive, state S: its lock holds.
     expect(statFields(made.parent.pid!)[0]).not.toBe('Z');
     const pgdata = path.join(await mkdtemp(path.join(os.tmpdir(), 'mtcs-lock-zombie-')), 'pgdata');
