@@ -92,16 +92,23 @@ async function checkSecrets(services: Services, logger: Logger): Promise<void> {
   }
 }
 
-/** ADMIN_EMAIL/ADMIN_PASSWORD create or update that administrator; an empty database gets one anyway. */
-export async function ensureAdministrator(runtime: Runtime): Promise<void> {
+/** The administrator an empty database gets when ADMIN_EMAIL is not set. */
+export const DEFAULT_ADMIN_EMAIL = 'admin@localhost';
+
+/**
+ * ADMIN_PASSWORD creates or updates the administrator ADMIN_EMAIL, or admin@localhost when only the
+ * password is set (issue 35: it used to be ignored and a random one printed); an empty database gets an
+ * administrator anyway.
+ */
+export async function ensureAdministrator(runtime: Pick<Runtime, 'config' | 'services' | 'logger'>): Promise<void> {
   const { config, services, logger } = runtime;
-  if (config.adminEmail && config.adminPassword) {
-    const { created } = await services.users.ensureAdmin(config.adminEmail, config.adminPassword);
-    logger.info({ email: config.adminEmail }, created ? 'administrator created' : 'administrator updated');
+  const email = config.adminEmail ?? DEFAULT_ADMIN_EMAIL;
+  if (config.adminPassword) {
+    const { created } = await services.users.ensureAdmin(email, config.adminPassword);
+    logger.info({ email }, created ? 'administrator created' : 'administrator updated');
     return;
   }
   if ((await services.users.countAdmins()) > 0) return;
-  const email = config.adminEmail ?? 'admin@localhost';
   const password = `${randomBytes(12).toString('base64url')}-A1`;
   await services.users.ensureAdmin(email, password);
   // Printed once, on the terminal only (not through the logger, whose lines may be shipped elsewhere).
