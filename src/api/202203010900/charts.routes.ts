@@ -9,7 +9,8 @@ const FORMATS: readonly ChartFormat[] = ['svg', 'png', 'vega'];
 const between = (min: number, max: number) => p.int().refine((v) => v >= min && v <= max, { error: `must be between ${min} and ${max}` });
 
 const VegaLiteSpec = z.record(z.string(), z.unknown()).meta({
-  description: 'format=vega: the Vega-Lite v6 specification with its data inline (one panel per output column, stacked with vconcat)',
+  description:
+    'format=vega: the Vega-Lite v6 specification with its data inline (one panel per output column, stacked with vconcat; an upload of many series: a concat grid of one small panel per series and column)',
   example: { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', width: 800, height: 300, data: { values: [{ x: 1, value: 3, part: 'history' }] }, layer: [] },
 });
 
@@ -33,6 +34,12 @@ export function chartsRoutes(app: FastifyInstance, services: Services) {
           .refine((v): v is ChartFormat => (FORMATS as readonly string[]).includes(v), { error: 'must be svg, png or vega' })
           .default('svg'),
         column: p.string(1000).optional(),
+        series: p.string(10_000).optional().meta({
+          description:
+            'Uploads of many series: which series to draw, at most 12 (default: the first 12 in key order). Series separated by commas, the values of a ' +
+            'key of several columns joined with | (a backslash escapes , | and itself in a value), matched ignoring case; or positions in key order, e.g. 13..24',
+          example: 'Finance,Construction',
+        }),
         history: between(0, 1_000_000).default(500),
         width: between(200, 4000).default(800),
         height: between(100, 3000).default(300),
@@ -43,7 +50,7 @@ export function chartsRoutes(app: FastifyInstance, services: Services) {
         'image/png': { schema: { type: 'string', format: 'binary', description: 'format=png: the PNG image, width x (height x panels) pixels' } },
       },
       async handler({ params, caller, reply }) {
-        const query = { jobId: params.job_id, column: params.column, history: params.history, width: params.width, height: params.height };
+        const query = { jobId: params.job_id, column: params.column, series: params.series, history: params.history, width: params.width, height: params.height };
         const format = params.format;
         if (format === 'vega') return (await services.charts.spec(caller, query)) as unknown as Record<string, unknown>;
         const image = format === 'png' ? await services.charts.png(caller, query) : Buffer.from(await services.charts.svg(caller, query));

@@ -191,3 +191,158 @@ export function classPanel(column: string, tail: KnownRows, output: Row[]): Clas
   ]);
   return { kind: 'classes', column, counts, knownRows: tail.known, shownRows: shown.length, forecastRows: predicted.length, otherClasses: classes.length - drawn.length };
 }
+
+/*
+ * Uploads of many series (issue 33): the key columns name a series; under each key the time axis repeats.
+ * Series are told apart by their key values, cell text trimmed, compared exactly; `series=` of the chart
+ * matches them case-insensitively.
+ */
+
+/** A series' key values, in the order of the report's key columns. */
+export type SeriesKey = string[];
+
+export const keyOf = (row: Row, keys: string[]): SeriesKey => keys.map((k) => cell(row, k));
+
+/** How a series is named in titles and listings: its key values joined with " | ". */
+export const seriesLabel = (key: SeriesKey) => key.join(' | ');
+
+const keyId = (key: SeriesKey) => JSON.stringify(key);
+
+const ESCAPED = /[\\,|]/g;
+
+/** A key written as one `series=` item: values joined with `|`; a `\`, `,` or `|` inside a value is escaped with `\`. */
+export const seriesParam = (key: SeriesKey) => key.map((v) => v.replace(ESCAPED, (c) => `\\${c}`)).join('|');
+
+/**
+ * The items of a `series=` value: series separated by commas, key values by `|` (backslash escapes
+ * either, and itself), each value trimmed. Empty items (a trailing comma) are dropped.
+ */
+export function parseSeriesList(text: string): { key: SeriesKey; text: string }[] {
+  const items: { key: SeriesKey; text: string }[] = [];
+  let values: string[] = [];
+  let value = '';
+  let raw = '';
+  const endItem = () => {
+    values.push(value.trim());
+    if (values.some((v) => v !== '')) items.push({ key: values, text: raw.trim() });
+    values = [];
+    value = '';
+    raw = '';
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '\\' && i + 1 < text.length) {
+      value += text[i + 1];
+      raw += c + text[i + 1];
+      i++;
+    } else if (c === ',') endItem();
+    else if (c === '|') {
+      values.push(value.trim());
+      value = '';
+      raw += c;
+    } else {
+      value += c;
+      raw += c;
+    }
+  }
+  endItem();
+  return items;
+}
+
+const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
+
+/** Key order: value by value, numbers by their value ("2" before "10"), then case and accents apart. */
+export function compareKeys(a: SeriesKey, b: SeriesKey): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const byValue = collator.compare(a[i] ?? '', b[i] ?? '') || (a[i] ?? '').localeCompare(b[i] ?? '');
+    if (byValue !== 0) return byValue;
+  }
+  return 0;
+}
+
+/** Where one `series=` item matched: the series' positions in key order, or the item not found. */
+export type SeriesPick = { picked: number[]; unknown: string[] };
+
+const RANGE = /^(\d+)\s*\.\.\s*(\d+)$/;
+
+/**
+ * The series `wanted` names among `all` (in key order), in the order asked, each once. An item is a key
+ * (same number of values, each equal ignoring case; an exact match wins over one differing in case) or,
+ * when no key is written so, a range `from..to` of 1-based positions in key order.
+ */
+export function pickSeries(all: SeriesKey[], wanted: { key: SeriesKey; text: string }[]): SeriesPick {
+  const picked: number[] = [];
+  const unknown: string[] = [];
+  const lower = all.map((k) => k.map((v) => v.toLowerCase()));
+  const add = (i: number) => {
+    if (!picked.includes(i)) picked.push(i);
+  };
+  for (const item of wanted) {
+    const exact = all.findIndex((k) => k.length === item.key.length && k.every((v, j) => v === item.key[j]));
+    const folded = item.key.map((v) => v.toLowerCase());
+    const loose = exact >= 0 ? exact : lower.findIndex((k) => k.length === folded.length && k.every((v, j) => v === folded[j]));
+    if (loose >= 0) {
+      add(loose);
+      continue;
+    }
+    const range = item.key.length === 1 ? RANGE.exec(item.key[0]!) : null;
+    const from = range ? Number(range[1]) : 0;
+    const to = range ? Math.min(Number(range[2]), all.length) : 0;
+    if (range && from >= 1 && from <= to) {
+      for (let i = from - 1; i < to; i++) add(i);
+      continue;
+    }
+    unknown.push(item.text);
+  }
+  return { picked, unknown };
+}
+
+/** One series' rows of a panel chart: its known rows read (KnownRows of its own), its output rows, and their time axis. */
+export interface SeriesRows {
+  key: SeriesKey;
+  tail: KnownRows;
+  output: Row[];
+  axis: ReturnType<typeof timeAxis>;
+}
+
+/**
+ * The known rows read and the output rows split by series (key order), each series keeping its last
+ * `last` known rows. Timestamps are read once over every row (the date format is detected on them all),
+ * then split with the rows; a series' own rows on the row-number axis keep their row numbers in the upload.
+ */
+export function splitSeries(keys: string[], columns: ColumnInfo[], tail: KnownRows, output: Row[], last: number): SeriesRows[] {
+  const axis = timeAxis(columns, tail.rows, output);
+  const series = new Map<string, SeriesRows>();
+  const of = (row: Row) => {
+    const key = keyOf(row, keys);
+    const id = keyId(key);
+    let found = series.get(id);
+    if (!found) {
+      found = { key, tail: { rows: [], positions: [], known: 0 }, output: [], axis: axis && { input: [], output: [] } };
+      series.set(id, found);
+    }
+    return found;
+  };
+  tail.rows.forEach((row, i) => {
+    const s = of(row);
+    s.tail.rows.push(row);
+    s.tail.positions.push(tail.positions[i]!);
+    s.axis?.input.push(axis!.input[i]!);
+  });
+  output.forEach((row, k) => {
+    const s = of(row);
+    s.output.push(row);
+    s.axis?.output.push(axis!.output[k]!);
+  });
+  const all = [...series.values()].sort((a, b) => compareKeys(a.key, b.key));
+  for (const s of all) {
+    s.tail.known = s.tail.rows.length;
+    if (s.tail.rows.length > last) {
+      const from = s.tail.rows.length - last;
+      s.tail.rows = s.tail.rows.slice(from);
+      s.tail.positions = s.tail.positions.slice(from);
+      if (s.axis) s.axis.input = s.axis.input.slice(from);
+    }
+  }
+  return all;
+}

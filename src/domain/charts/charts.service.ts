@@ -1,5 +1,5 @@
 import type { TopLevelSpec } from 'vega-lite';
-import type { OutputSelection, SelectionReport } from '../../training/types.js';
+import type { OutputSelection, PanelReport, PanelSeriesReport, SelectionReport } from '../../training/types.js';
 import type { Caller } from '../caller.js';
 import type { DataService } from '../data/data.service.js';
 import { Errors, isAppError } from '../errors.js';
@@ -7,9 +7,26 @@ import { score } from '../jobs/explanation.js';
 import { JOB_STATUS_NAMES } from '../jobs/job-status.js';
 import type { JobsService } from '../jobs/jobs.service.js';
 import type { JobStatus } from '../../db/tables/jobs.js';
-import { classPanel, seriesPanel, timeAxis, type ColumnInfo, type PanelData, type Row } from './chart-data.js';
-import { classSpec, seriesSpec, stackSpecs, type PanelTitle } from './chart-spec.js';
+import {
+  classPanel,
+  compareKeys,
+  parseSeriesList,
+  pickSeries,
+  seriesLabel,
+  seriesPanel,
+  seriesParam,
+  splitSeries,
+  timeAxis,
+  type ColumnInfo,
+  type KnownRows,
+  type PanelData,
+  type Row,
+  type SeriesKey,
+  type SeriesRows,
+} from './chart-data.js';
+import { classSpec, gridSpec, headerSpec, seriesSpec, stackSpecs, type PanelTitle } from './chart-spec.js';
 import { createRenderPool, type RenderPool, type RenderPoolOptions } from './render-pool.js';
+import type { Placement } from './render.js';
 
 /** Text inputs read as possible whole dates when a job has no date column. */
 const MAX_TEXT_DATE_COLUMNS = 3;
@@ -20,6 +37,8 @@ export interface ChartQuery {
   jobId: number;
   /** One output column; absent: every output column, one panel each. */
   column?: string;
+  /** Uploads of many series: which series to draw (the `series=` syntax of parseSeriesList); absent: the first MAX_SERIES_PANELS. */
+  series?: string;
   /** The latest known rows drawn; 0: all (both at most CHART_MAX_HISTORY_ROWS). */
   history: number;
   width: number;
@@ -27,9 +46,13 @@ export interface ChartQuery {
 }
 
 /** The chart's address for a job (the chat's forecast tool hands it out); the browser adds its session cookie. */
-export function chartAddress(publicUrl: string, jobId: number): string {
-  return `${publicUrl}/api/202203010900/charts.php?job_id=${jobId}&format=png`;
+export function chartAddress(publicUrl: string, jobId: number, series?: SeriesKey[]): string {
+  const picked = series && series.length > 0 ? `&series=${encodeURIComponent(series.map(seriesParam).join(','))}` : '';
+  return `${publicUrl}/api/202203010900/charts.php?job_id=${jobId}&format=png${picked}`;
 }
+
+/** Small panels one chart of many series draws at most; `series=` asks for others. */
+export const MAX_SERIES_PANELS = 12;
 
 export interface ChartsServiceDeps {
   jobs: Pick<JobsService, 'get'>;
@@ -90,16 +113,41 @@ function forecastColumns(columns: ColumnInfo[], selection: SelectionReport | nul
   return columns.filter((c) => c.role !== 'date' && `${c.name}_lo80` in firstRow);
 }
 
+/** What one chart draws: its panels, where each goes in an image of `size`, and the one specification of format=vega. */
+interface Drawing {
+  panels: TopLevelSpec[];
+  size: { width: number; height: number };
+  /** Absent: the panels are stacked, each `size` (the image is `size.height` x panels tall). */
+  at?: Placement[];
+  spec: TopLevelSpec;
+}
+
+/** The figures of a per-series selection, short enough for a small panel's subtitle. */
+function seriesFigures(metric: OutputSelection['metric'], chosen: PanelSeriesReport['outputs'][number] | undefined, note: string | undefined): string[] {
+  const lines = chosen ? [`backtest ${metric} ${score(metric, chosen.error)} vs ${chosen.baseline.name} ${score(metric, chosen.baseline.error)}`] : [];
+  if (note) lines.push(note);
+  return lines;
+}
+
+/** "sarima 5, ets 3, theta 1": the families by how often they won, most first. */
+const winsText = (wins: Record<string, number>) =>
+  Object.entries(wins)
+    .filter(([, n]) => n > 0)
+    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+    .map(([name, n]) => `${name} ${n}`)
+    .join(', ');
+
 /**
  * Charts of a job's latest output (issue 24): per output column, its history, the forecast, the 80%/95%
  * bands and the boundary, titled with the winning model against the best naive baseline. Reads through
  * the data service, so only the job's owner or an administrator sees it, as with GET /data; reads only
  * the rows it draws (each panel's last known rows, the first output rows), never a whole long input.
+ * An upload of many series (issue 33) is drawn as a grid of small panels, one per series and column.
  */
 export function createChartsService({ jobs, data, renderer }: ChartsServiceDeps) {
   const render: RenderPool = renderer && 'png' in renderer ? renderer : createRenderPool(renderer);
 
-  async function build(caller: Caller, q: ChartQuery): Promise<TopLevelSpec[]> {
+  async function build(caller: Caller, q: ChartQuery): Promise<Drawing> {
     const job = await jobs.get(caller, q.jobId);
     const noForecast = () => Errors.noForecast(q.jobId, JOB_STATUS_NAMES[job.status as JobStatus] ?? String(job.status));
     let outputColumns: ColumnInfo[];
@@ -119,7 +167,9 @@ export function createChartsService({ jobs, data, renderer }: ChartsServiceDeps)
     const outputRows = Number(stored.count);
 
     const selection = job.selection ?? null;
-    const forecasted = forecastColumns(outputColumns, selection, output[0]!);
+    const panel = selection?.panel && selection.panel.keys.length > 0 ? selection.panel : undefined;
+    const keys = new Set(panel?.keys ?? []);
+    const forecasted = forecastColumns(outputColumns, selection, output[0]!).filter((c) => !keys.has(c.name));
     if (forecasted.length === 0) throw noForecast();
     let columns = forecasted;
     if (q.column !== undefined) {
@@ -128,55 +178,169 @@ export function createChartsService({ jobs, data, renderer }: ChartsServiceDeps)
       if (!found) throw Errors.invalidParameter('column', `'${q.column}' is not a forecast column of job ${q.jobId} (columns: ${forecasted.map((c) => c.name).join(', ')})`);
       columns = [found];
     }
-    if (q.width * q.height * columns.length > MAX_PIXELS) {
-      throw Errors.invalidParameter('height', `${columns.length} panels of ${q.width} x ${q.height} exceed ${MAX_PIXELS / 1e6} million pixels; ask for one column or a smaller size`);
+    if (!panel && q.series !== undefined) {
+      throw Errors.invalidParameter('series', `job ${q.jobId} holds one series (its upload has no key columns); series picks among the series of an upload of many`);
     }
 
     // The panels share the chart's budget of known rows: the drawing costs by the points of all of them.
     const share = Math.max(1, Math.floor(CHART_MAX_HISTORY_ROWS / columns.length));
-    const last = q.history > 0 && q.history <= share ? q.history : share;
-    const cuts: Cuts = {
-      ...(last === share && last !== q.history ? { historyCap: share } : {}),
-      ...(output.length === CHART_MAX_FORECAST_ROWS && outputRows > output.length ? { outputRows } : {}),
-    };
+    const readCut = output.length === CHART_MAX_FORECAST_ROWS && outputRows > output.length ? { outputRows } : {};
     // Without a date role, text inputs may be whole dates (chart-data timeAxis reads them as the engine does):
-    // the first few are read with the known rows.
-    const dated = inputColumns.filter((c) => c.role === 'date').map((c) => c.name);
-    const dateColumns = dated.length > 0 ? dated : inputColumns.filter((c) => c.role === 'input' && c.type !== 'numeric').slice(0, MAX_TEXT_DATE_COLUMNS).map((c) => c.name);
+    // the first few are read with the known rows. Key columns are never the time axis.
+    const timeColumns = inputColumns.filter((c) => !keys.has(c.name));
+    const dated = timeColumns.filter((c) => c.role === 'date').map((c) => c.name);
+    const dateColumns = dated.length > 0 ? dated : timeColumns.filter((c) => c.role === 'input' && c.type !== 'numeric').slice(0, MAX_TEXT_DATE_COLUMNS).map((c) => c.name);
     // k-fold selection means the engine found no time axis: tabular rows, drawn by row number.
     const tabular = selection?.scheme === 'k-fold';
+    const kindOf = (column: ColumnInfo) => selection?.outputs.find((o) => o.column === column.name)?.kind ?? (column.type === 'numeric' ? 'numeric' : 'categorical');
+    const tailOf = (column: ColumnInfo, last: number, extra: string[] = []) =>
+      data.knownTail(caller, { jobId: q.jobId, column: column.name, known: kindOf(column) === 'categorical' ? 'text' : 'number', last, columns: [...dateColumns, ...extra] });
+
+    if (panel) return buildPanel({ q, panel, selection: selection!, columns, output, share, readCut, timeColumns, tabular, kindOf, tailOf });
+
+    const last = q.history > 0 && q.history <= share ? q.history : share;
+    const cuts: Cuts = { ...(last === share && last !== q.history ? { historyCap: share } : {}), ...readCut };
+    if (q.width * q.height * columns.length > MAX_PIXELS) {
+      throw Errors.invalidParameter('height', `${columns.length} panels of ${q.width} x ${q.height} exceed ${MAX_PIXELS / 1e6} million pixels; ask for one column or a smaller size`);
+    }
     const size = { width: q.width, height: q.height };
     const specs: TopLevelSpec[] = [];
     // One panel's rows at a time, so a chart of many columns holds one connection and one tail at once.
     for (const column of columns) {
-      const kind = selection?.outputs.find((o) => o.column === column.name)?.kind ?? (column.type === 'numeric' ? 'numeric' : 'categorical');
-      const tail = await data.knownTail(caller, { jobId: q.jobId, column: column.name, known: kind === 'categorical' ? 'text' : 'number', last, columns: dateColumns });
-      if (kind === 'categorical') {
-        const panel = classPanel(column.name, tail, output);
-        specs.push(classSpec(panel, titleOf(panel, selection, '; class counts', cuts), size));
+      const tail = await tailOf(column, last);
+      if (kindOf(column) === 'categorical') {
+        const drawn = classPanel(column.name, tail, output);
+        specs.push(classSpec(drawn, titleOf(drawn, selection, '; class counts', cuts), size));
         continue;
       }
       // The dates are read (and their format detected) on the rows drawn only.
       const axis = tabular ? null : timeAxis(inputColumns, tail.rows, output);
-      const panel = seriesPanel(column.name, tail, output, axis);
-      const note = tabular ? '; no time axis: known rows, then predicted rows, by row number' : panel.axis === 'row' ? '; by row number (no readable dates)' : '';
-      specs.push(seriesSpec(panel, titleOf(panel, selection, note, cuts), size, tabular ? 'points' : 'line'));
+      const drawn = seriesPanel(column.name, tail, output, axis);
+      const note = tabular ? '; no time axis: known rows, then predicted rows, by row number' : drawn.axis === 'row' ? '; by row number (no readable dates)' : '';
+      specs.push(seriesSpec(drawn, titleOf(drawn, selection, note, cuts), size, tabular ? 'points' : 'line'));
     }
-    return specs;
+    return { panels: specs, size, spec: stackSpecs(specs) };
+  }
+
+  interface PanelBuild {
+    q: ChartQuery;
+    panel: PanelReport;
+    selection: SelectionReport;
+    columns: ColumnInfo[];
+    output: Row[];
+    share: number;
+    readCut: { outputRows?: number };
+    timeColumns: ColumnInfo[];
+    tabular: boolean;
+    kindOf: (column: ColumnInfo) => 'numeric' | 'categorical';
+    tailOf: (column: ColumnInfo, last: number, extra?: string[]) => Promise<KnownRows & { rows: Row[] }>;
+  }
+
+  /**
+   * Many series: one small panel per series (and output column), in key order, the first
+   * MAX_SERIES_PANELS unless `series=` names others; a header says how many there are and how to ask.
+   * Each series keeps its last `history` known rows; all of them together are read within the chart's
+   * budget of known rows, from the end of the upload.
+   */
+  async function buildPanel(b: PanelBuild): Promise<Drawing> {
+    const { q, panel, selection, columns, output } = b;
+    const keys = panel.keys;
+    const reported = new Map(panel.perSeries.map((s) => [JSON.stringify(s.key.map((v) => v.trim())), s]));
+    const perColumn: { column: ColumnInfo; series: SeriesRows[]; known: number; read: number }[] = [];
+    const found = new Map<string, SeriesKey>();
+    for (const key of panel.perSeries.map((s) => s.key.map((v) => v.trim()))) found.set(JSON.stringify(key), key);
+    for (const column of columns) {
+      const tail = await b.tailOf(column, b.share, keys);
+      const last = b.q.history > 0 ? b.q.history : b.share;
+      const series = splitSeries(keys, b.timeColumns, tail, output, last);
+      for (const s of series) found.set(JSON.stringify(s.key), s.key);
+      perColumn.push({ column, series, known: tail.known, read: tail.rows.length });
+    }
+    const all = [...found.values()].sort(compareKeys);
+    const total = all.length;
+
+    let picked: number[];
+    if (q.series !== undefined) {
+      const asked = pickSeries(all, parseSeriesList(q.series));
+      if (asked.unknown.length > 0) {
+        const examples = all.slice(0, 3).map((k) => `'${seriesParam(k)}'`).join(', ');
+        const what = asked.unknown.map((t) => `'${t}'`).join(', ');
+        throw Errors.invalidParameter(
+          'series',
+          `${what} ${asked.unknown.length === 1 ? 'is not a series' : 'are not series'} of job ${q.jobId}: its ${total} series are keyed by ${keys.join(' | ')} (e.g. ${examples}; ` +
+            `several separated by commas${keys.length > 1 ? ', key values joined with |' : ''}, or positions in key order such as 1..${Math.min(total, MAX_SERIES_PANELS)})`,
+        );
+      }
+      if (asked.picked.length === 0) throw Errors.invalidParameter('series', 'names no series');
+      if (asked.picked.length > MAX_SERIES_PANELS) {
+        throw Errors.invalidParameter('series', `names ${asked.picked.length} series; a chart draws at most ${MAX_SERIES_PANELS}: ask for the rest in another chart`);
+      }
+      picked = asked.picked;
+    } else {
+      picked = all.slice(0, MAX_SERIES_PANELS).map((_, i) => i);
+    }
+
+    // Grid: one row per series when there are a few columns, else as many panels across as fit 300 px each.
+    const cells = picked.length * columns.length;
+    const across = Math.min(cells, columns.length > 1 && columns.length <= 4 ? columns.length : Math.max(1, Math.min(4, Math.floor(q.width / 300))));
+    const cellWidth = Math.floor(q.width / across);
+    const rows = Math.ceil(cells / across);
+    const header = headerSpec(panelHeader(b, all, picked, perColumn), q.width, columns.every((c) => b.kindOf(c) === 'categorical') ? 'classes' : 'series');
+    const height = header.height + rows * q.height;
+    if (q.width * height > MAX_PIXELS) {
+      throw Errors.invalidParameter(
+        'height',
+        `${cells} panels of ${cellWidth} x ${q.height} and their header (${q.width} x ${height} in all) exceed ${MAX_PIXELS / 1e6} million pixels; ask for fewer series or a smaller size`,
+      );
+    }
+
+    const specs: TopLevelSpec[] = [];
+    const at: Placement[] = [];
+    for (const index of picked) {
+      const key = all[index]!;
+      const id = JSON.stringify(key);
+      const report = reported.get(id);
+      for (const { column, series } of perColumn) {
+        const rows = series.find((s) => JSON.stringify(s.key) === id) ?? { key, tail: { rows: [], positions: [], known: 0 }, output: [], axis: null };
+        const cell = specs.length;
+        const width = cell % across === across - 1 ? q.width - cellWidth * (across - 1) : cellWidth;
+        const size = { width, height: q.height };
+        const chosen = report?.outputs.find((o) => o.column === column.name);
+        const metric = selection.outputs.find((o) => o.column === column.name)?.metric ?? 'MAE';
+        const name = `${seriesLabel(key)}${columns.length > 1 ? ` · ${column.name}` : ''}`;
+        const figures = seriesFigures(metric, chosen, report?.note);
+        if (b.kindOf(column) === 'categorical') {
+          const drawn = classPanel(column.name, rows.tail, rows.output);
+          specs.push(classSpec(drawn, { text: `${name}: ${chosen?.chosen ?? 'no model'}`, subtitle: [...figures, rowsText(drawn.shownRows, drawn.knownRows, drawn.forecastRows)] }, size, { small: true }));
+        } else {
+          const drawn = seriesPanel(column.name, rows.tail, rows.output, b.tabular ? null : rows.axis);
+          specs.push(seriesSpec(drawn, { text: `${name}: ${chosen?.chosen ?? 'no model'}`, subtitle: [...figures, rowsText(drawn.shownRows, drawn.knownRows, drawn.forecastRows)] }, size, b.tabular ? 'points' : 'line', { small: true }));
+        }
+        at.push({ x: (cell % across) * cellWidth, y: header.height + Math.floor(cell / across) * q.height });
+      }
+    }
+    return {
+      panels: [header.spec, ...specs],
+      size: { width: q.width, height },
+      at: [{ x: 0, y: 0 }, ...at],
+      spec: gridSpec(panelHeader(b, all, picked, perColumn), specs, across, q.width),
+    };
   }
 
   return {
-    /** The Vega-Lite specification (inline data): one panel, or the panels stacked. */
+    /** The Vega-Lite specification (inline data): one panel, the panels stacked, or a grid of small panels. */
     async spec(caller: Caller, q: ChartQuery): Promise<TopLevelSpec> {
-      return stackSpecs(await build(caller, q));
+      return (await build(caller, q)).spec;
     },
 
     async svg(caller: Caller, q: ChartQuery): Promise<string> {
-      return render.svg(await build(caller, q), { width: q.width, height: q.height });
+      const drawing = await build(caller, q);
+      return render.svg(drawing.panels, drawing.size, drawing.at);
     },
 
     async png(caller: Caller, q: ChartQuery): Promise<Buffer> {
-      return render.png(await build(caller, q), { width: q.width, height: q.height });
+      const drawing = await build(caller, q);
+      return render.png(drawing.panels, drawing.size, drawing.at);
     },
 
     /** Ends the drawing threads (app close); a later chart starts them again. */
@@ -184,4 +348,41 @@ export function createChartsService({ jobs, data, renderer }: ChartsServiceDeps)
   };
 }
 
-export type ChartsService = ReturnType<typeof createChartsService>;
+/** "last 48 of 60 known rows, 6 forecast rows" for a small panel. */
+function rowsText(shown: number, known: number, forecast: number): string {
+  const history = shown < known ? `last ${shown} of ${plural(known, 'known row')}` : plural(known, 'known row');
+  return `${history}, ${plural(forecast, 'forecast row')}`;
+}
+
+/**
+ * The grid's header: the columns and how many series by which keys; which series are drawn and how to
+ * ask for others; how often each family won; and what the reading cut.
+ */
+function panelHeader(
+  b: { q: ChartQuery; panel: PanelReport; columns: ColumnInfo[]; readCut: { outputRows?: number }; tabular: boolean },
+  all: SeriesKey[],
+  picked: number[],
+  perColumn: { series: SeriesRows[]; known: number; read: number }[],
+): PanelTitle {
+  const { q, panel, columns } = b;
+  const total = all.length;
+  const keyed = panel.keys.join(' | ');
+  const subtitle: string[] = [];
+  // The hint names the series after the last one drawn (from the first again past the end).
+  const next = (Math.max(...picked) + 1) % total;
+  const examples = all.slice(next, next + 2).map(seriesParam).join(',');
+  const howToAsk =
+    `others: series=${next + 1}..${Math.min(total, next + MAX_SERIES_PANELS)} (positions in key order)` +
+    `, or their ${keyed} values${panel.keys.length > 1 ? ' (joined with |)' : ''} separated by commas${examples ? `, e.g. series=${examples}` : ''}`;
+  if (q.series !== undefined) subtitle.push(`${picked.length} of ${total} series as asked (series=${q.series})${total > picked.length ? `; ${howToAsk}` : ''}`);
+  else if (total > picked.length) subtitle.push(`series 1-${picked.length} of ${total} drawn, in key order; ${howToAsk}`);
+  else subtitle.push(`all ${total} series, in key order`);
+  const wins = winsText(panel.wins);
+  if (wins) subtitle.push(`won by family over ${total} series x ${plural(columns.length, 'output')}: ${wins}`);
+  if (perColumn.some((c) => c.read < c.known)) subtitle.push(`only the last ${Math.max(...perColumn.map((c) => c.read))} known rows of the upload are read: earlier series show no history`);
+  if (b.readCut.outputRows !== undefined) subtitle.push(`forecasts read from the first ${CHART_MAX_FORECAST_ROWS} of ${b.readCut.outputRows} output rows: later series show none`);
+  if (b.tabular) subtitle.push('no time axis: known rows, then predicted rows, by row number');
+  else if (perColumn.some((c) => c.series.some((s) => s.axis === null && s.tail.rows.length > 0))) subtitle.push('by row number of the upload (no readable dates)');
+  const names = columns.map((c) => c.name).join(', ');
+  return { text: `${names}: ${total} series keyed by ${keyed}, one panel each`, subtitle };
+}

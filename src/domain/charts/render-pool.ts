@@ -24,8 +24,8 @@ export interface RenderPoolOptions {
 }
 
 export interface RenderPool {
-  svg(panels: TopLevelSpec[], size: RenderTask['size']): Promise<string>;
-  png(panels: TopLevelSpec[], size: RenderTask['size']): Promise<Buffer>;
+  svg(panels: TopLevelSpec[], size: RenderTask['size'], at?: RenderTask['at']): Promise<string>;
+  png(panels: TopLevelSpec[], size: RenderTask['size'], at?: RenderTask['at']): Promise<Buffer>;
   /** Ends the threads; a later chart starts a new pool. */
   close(): Promise<void>;
 }
@@ -80,9 +80,9 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
   }
 
   return {
-    svg: async (panels, size) => (await draw({ panels, size, format: 'svg' })) as string,
-    png: async (panels, size) => {
-      const bytes = (await draw({ panels, size, format: 'png' })) as Uint8Array;
+    svg: async (panels, size, at) => (await draw({ panels, size, at, format: 'svg' })) as string,
+    png: async (panels, size, at) => {
+      const bytes = (await draw({ panels, size, at, format: 'png' })) as Uint8Array;
       return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     },
     async close() {

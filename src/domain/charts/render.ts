@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { Resvg } from '@resvg/resvg-js';
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
+import { isBoldWeight, textWidth } from './text-metrics.js';
 
 /**
  * Server-side rendering: Vega-Lite compiled to Vega, drawn headless to SVG by Vega's own renderer,
@@ -15,6 +16,30 @@ const FONT_FILES = ['DejaVuSans.ttf', 'DejaVuSans-Bold.ttf'].map((file) => requi
 /** Vega-Lite's warnings (e.g. a dropped encoding) are not the caller's business: compile quietly. */
 const quiet = vega.logger(vega.None);
 
+interface TextItem {
+  fontSize?: number;
+  fontWeight?: unknown;
+  limit?: number;
+}
+
+/**
+ * Vega lays text out by the widths of the font drawn (DejaVu Sans, text-metrics.ts), not by its guess of
+ * 0.8 x font size a character: titles, axis labels and legends then take the room they really need. A
+ * user-defined width is the hook Vega keeps for renderers without a canvas (its own textMetrics.width).
+ */
+(vega as unknown as { textMetrics: { width: (item: TextItem, text: unknown) => number } }).textMetrics.width = (item, text) => {
+  const line = typeof text === 'string' ? text.trim() : typeof text === 'number' ? String(text) : '';
+  const width = textWidth(line, item.fontSize ?? 11, isBoldWeight(item.fontWeight));
+  // A limited text is cut to its limit with an ellipsis: it takes at most that much.
+  return item.limit && item.limit > 0 ? Math.min(width, item.limit) : width;
+};
+
+/** Where a panel goes in the image: its top-left corner. */
+export interface Placement {
+  x: number;
+  y: number;
+}
+
 async function panelSvg(spec: TopLevelSpec): Promise<string> {
   const view = new vega.View(vega.parse(compile(spec, { logger: quiet }).spec), { renderer: 'none' });
   try {
@@ -25,17 +50,19 @@ async function panelSvg(spec: TopLevelSpec): Promise<string> {
 }
 
 /**
- * One SVG document of the panels stacked top to bottom, each `height` tall. Each panel is its own
- * Vega view (autosize "fit" works only on single views), nested as an <svg> at its offset.
+ * One SVG document of the panels: at their placements in an image of `size`, or without placements
+ * stacked top to bottom, each `size.height` tall. Each panel is its own Vega view (autosize "fit" works
+ * only on single views), nested as an <svg> at its offset.
  */
-export async function renderSvg(panels: TopLevelSpec[], size: { width: number; height: number }): Promise<string> {
+export async function renderSvg(panels: TopLevelSpec[], size: { width: number; height: number }, at?: Placement[]): Promise<string> {
   const drawn: string[] = [];
   for (const panel of panels) drawn.push(await panelSvg(panel));
-  if (drawn.length === 1) return drawn[0]!;
-  const nested = drawn.map((svg, i) => svg.replace(/^<svg /, `<svg x="0" y="${i * size.height}" `));
-  const total = size.height * drawn.length;
+  if (drawn.length === 1 && !at) return drawn[0]!;
+  const places = at ?? drawn.map((_, i) => ({ x: 0, y: i * size.height }));
+  const nested = drawn.map((svg, i) => svg.replace(/^<svg /, `<svg x="${places[i]!.x}" y="${places[i]!.y}" `));
+  const [width, height] = at ? [size.width, size.height] : [size.width, size.height * drawn.length];
   return (
-    `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" version="1.1" width="${size.width}" height="${total}" viewBox="0 0 ${size.width} ${total}">` +
+    `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" version="1.1" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">` +
     `<rect width="100%" height="100%" fill="white"/>${nested.join('')}</svg>`
   );
 }
@@ -54,7 +81,7 @@ export function renderPng(svg: string): Buffer {
  * uses it (it would hold the event loop for the whole drawing).
  */
 export const inThreadRenderer = {
-  svg: (panels: TopLevelSpec[], size: { width: number; height: number }) => renderSvg(panels, size),
-  png: async (panels: TopLevelSpec[], size: { width: number; height: number }) => renderPng(await renderSvg(panels, size)),
+  svg: (panels: TopLevelSpec[], size: { width: number; height: number }, at?: Placement[]) => renderSvg(panels, size, at),
+  png: async (panels: TopLevelSpec[], size: { width: number; height: number }, at?: Placement[]) => renderPng(await renderSvg(panels, size, at)),
   close: async () => undefined,
 };

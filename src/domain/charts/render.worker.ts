@@ -7,7 +7,10 @@ import type { TopLevelSpec } from 'vega-lite';
 
 export interface RenderTask {
   panels: TopLevelSpec[];
+  /** Without `at`, each panel's size (stacked); with it, the whole image's. */
   size: { width: number; height: number };
+  /** Each panel's top-left corner in the image (render.ts Placement). */
+  at?: { x: number; y: number }[];
   format: 'svg' | 'png';
 }
 
@@ -28,7 +31,7 @@ function loadRender(): Promise<Render> {
 
 export default async function draw(task: RenderTask): Promise<string | Uint8Array> {
   const { renderPng, renderSvg } = await loadRender();
-  const svg = await renderSvg(task.panels, task.size);
+  const svg = await renderSvg(task.panels, task.size, task.at);
   if (task.format === 'svg') return svg;
   const png = renderPng(svg);
   // A view of exactly the PNG's bytes, so moving its buffer hands over nothing else.
