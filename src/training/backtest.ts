@@ -27,13 +27,13 @@ export interface Backtest {
   horizon: number;
 }
 
-export function rollingOrigin(times: number[], horizon: number, minFit: number): Backtest {
+export function rollingOrigin(times: number[], horizon: number, minFit: number, windows = WINDOWS): Backtest {
   const n = times.length;
   const attempts = [horizon, Math.max(1, Math.floor(n / 4)), 1].filter((h, i, all) => h >= 1 && all.indexOf(h) === i);
   for (const h of attempts) {
     const splits: Split[] = [];
     const lastTime = times[n - 1] as number;
-    for (let k = 0; k < WINDOWS; k++) {
+    for (let k = 0; k < windows; k++) {
       const end = lastTime - k * h;
       const start = end - h;
       const fit: number[] = [];

@@ -5,6 +5,7 @@
  */
 import type { EncoderState } from './encoder.js';
 import type { EngineState } from './forecaster.js';
+import { isPanelState } from './panel-predict.js';
 import type { TrainedModel } from './types.js';
 
 export interface ModelColumns {
@@ -27,6 +28,7 @@ export function modelColumns(model: TrainedModel): ModelColumns | undefined {
     const encoder = model.encoder as EncoderState | null;
     return encoder?.version === 1 ? ofEncoder(encoder) : undefined;
   }
+  if (isPanelState(model.engine)) return { inputs: [...model.engine.inputColumns], outputs: [...model.engine.outputs] };
   const engine = model.engine as Partial<EngineState> | null;
   if (!engine?.inputColumns || !engine.outputs) return undefined;
   return { inputs: [...engine.inputColumns], outputs: engine.outputs.map((o) => o.column) };

@@ -5,6 +5,7 @@
  */
 import { predictRows, type EngineState, type PredictedRow } from './forecaster.js';
 import { predictLegacy, readersOf, type RowsIn } from './legacy-predict.js';
+import { isPanelState, predictPanel } from './panel-predict.js';
 import type { TrainedModel } from './types.js';
 export { adjustForecast } from './postprocess.js';
 
@@ -21,6 +22,7 @@ export function predict(model: TrainedModel, header: string[], rows: RowsIn): Re
 export function predictWithIntervals(model: TrainedModel, header: string[], rows: RowsIn): PredictedRow[] {
   const readers = readersOf(header, rows);
   if (model.version === 2) {
+    if (isPanelState(model.engine)) return predictPanel(model.engine, model.params, header, readers.map((read) => ({ read })));
     return predictRows(model.engine as EngineState, model.params, header, readers.map((read) => ({ read })));
   }
   return predictLegacy(model, header, readers).map((values) => ({ values }));

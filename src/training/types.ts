@@ -3,7 +3,11 @@
  * stable. Definitions of every derived figure live on the fields below and in engine.ts.
  */
 
-export type ColumnRole = 'input' | 'output' | 'date' | 'ignore';
+/**
+ * `key`: the column names the series a row belongs to (store, station, state; issue 33); several key columns
+ * together name one series (store x product). Keys are detected when no column is stated as one.
+ */
+export type ColumnRole = 'input' | 'output' | 'date' | 'ignore' | 'key';
 export type ColumnKind = 'numeric' | 'categorical';
 export type DatePart = 'year' | 'month' | 'day' | 'hour' | 'minute';
 
@@ -18,6 +22,11 @@ export interface ColumnSpec {
   role: ColumnRole;
   kind: ColumnKind;
   datePart?: DatePart;
+  /**
+   * The user set this role (PUT /data `<column>=input`...), rather than the upload's defaults. A numeric
+   * input empty in every row to forecast becomes an output of its own unless its role was stated (issue 33).
+   */
+  stated?: boolean;
 }
 
 export interface TrainingParams {
@@ -134,7 +143,8 @@ export interface CandidateScore {
 export interface OutputSelection {
   column: string;
   kind: 'numeric' | 'categorical';
-  metric: 'MAE' | 'error rate';
+  /** MASE for a panel's summary over series of different scales (issue 33). */
+  metric: 'MAE' | 'error rate' | 'MASE';
   /** Winning candidate name, or 'combination'. */
   chosen: string;
   /** e.g. "combination of linear (0.62) and sarima (0.38)". */
@@ -234,7 +244,14 @@ export interface TrainingResult {
    * The final fit only (all known rows): trainMs = wall time inside brain's train(), samples = rows,
    * epochs = epochs run, samplesEpochsPerSecond = samples * epochs / (trainMs / 1000).
    */
-  timing: { trainMs: number; samples: number; epochs: number; samplesEpochsPerSecond: number };
+  timing: {
+    trainMs: number;
+    samples: number;
+    epochs: number;
+    samplesEpochsPerSecond: number;
+    /** Where a panel's time went (issue 33): reading and splitting the series, backtests, final fits and forecasts. */
+    phases?: { readMs: number; backtestMs: number; fitMs: number };
+  };
 }
 
 /**

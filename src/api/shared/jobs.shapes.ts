@@ -65,7 +65,7 @@ const SelectionReport = z.object({
     z.object({
       column: z.string(),
       kind: z.enum(['numeric', 'categorical']),
-      metric: z.enum(['MAE', 'error rate']),
+      metric: z.enum(['MAE', 'error rate', 'MASE']),
       chosen: z.string(),
       description: z.string(),
       error: z.number(),
@@ -73,6 +73,24 @@ const SelectionReport = z.object({
       candidates: z.array(z.object({ name: z.string(), description: z.string(), error: z.number().nullable(), note: z.string().optional() })),
     }),
   ),
+  panel: z
+    .object({
+      keys: z.array(z.string()),
+      keySource: z.enum(['detected', 'stated']),
+      series: z.number(),
+      shortest: z.number(),
+      longest: z.number(),
+      wins: z.record(z.string(), z.number()),
+      perSeries: z.array(
+        z.object({
+          key: z.array(z.string()),
+          rows: z.number(),
+          outputs: z.array(z.object({ column: z.string(), chosen: z.string(), error: z.number(), baseline: z.object({ name: z.string(), error: z.number() }) })),
+          note: z.string().optional(),
+        }),
+      ),
+    })
+    .optional(),
 });
 
 /** GET /jobs_progress: `{Advance}`; progress=1 adds `Status` and `Results`, progress=2 adds `Stat`. */

@@ -19,6 +19,8 @@ export interface DatasetColumn {
   /** Detected from the cells on first need; null until then. */
   kind: DataColumnKind | null;
   datePart?: DataDatePart;
+  /** The role was set by the user (PUT /data), not by the upload's defaults (issue 33: training-side rules differ). */
+  stated?: boolean;
   /**
    * Only on an output's prediction-interval columns (named `<of>_<bound>`, role `ignore`): hidden from
    * every reader unless GET /data asks with intervals=1, so legacy clients see the rows they always did.

@@ -43,6 +43,7 @@ export type ColumnMapping =
 export const MAPPING_VALUES = [
   { type: 'input', description: 'the column feeds the model' },
   { type: 'output', description: 'the column is forecast by the model' },
+  { type: 'key', description: 'the column names the series a row belongs to (store, station): each series is forecast on its own' },
   { type: 'ignore', description: 'the column is dropped' },
   { type: 'numeric', description: 'the values are numbers' },
   { type: 'categorical', description: 'the values are labels' },
@@ -56,7 +57,7 @@ export const MAPPING_VALUES = [
 export function parseMapping(value: string): ColumnMapping | undefined {
   const v = value.trim().toLowerCase();
   if (v === 'ignore') return { drop: true };
-  if (v === 'input' || v === 'output') return { drop: false, role: v };
+  if (v === 'input' || v === 'output' || v === 'key') return { drop: false, role: v };
   if (v === 'numeric' || v === 'categorical') return { drop: false, kind: v };
   const datePart = DATE_PART_NAMES[v];
   if (datePart) return { drop: false, role: 'date', datePart, kind: 'numeric' };
@@ -76,6 +77,7 @@ export function applyMappings(columns: DatasetColumn[], mappings: Map<string, Co
     const changed: DatasetColumn = { ...column };
     if (mapping.role) {
       changed.role = mapping.role;
+      changed.stated = true;
       if (mapping.role === 'date') changed.datePart = mapping.datePart;
       else delete changed.datePart;
     }

@@ -441,6 +441,7 @@ function trainingColumns(columns: DatasetColumn[]) {
       role: c.role,
       kind: c.kind ?? ('categorical' as const),
       ...(c.datePart ? { datePart: c.datePart } : {}),
+      ...(c.stated ? { stated: true } : {}),
     })),
   };
 }

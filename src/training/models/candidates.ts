@@ -5,6 +5,7 @@
 import { boostingClassifierFamily, boostingFamily } from './boosting.js';
 import { etsFamily } from './ets.js';
 import { forestClassifierFamily, forestFamily } from './forest.js';
+import { globalForecastFamily } from './global-forecast.js';
 import { harmonicFamily } from './harmonic.js';
 import { arFamily, linearArFamily, linearDiffFamily, linearFamily } from './linear.js';
 import { logisticFamily } from './logistic.js';
@@ -37,8 +38,11 @@ export function familiesFor(kind: OutputKind): ModelFamily[] {
   return kind === 'numeric' ? numeric : categorical;
 }
 
+/** Families a stored model may name that never compete on one series: a panel's global model (issue 33). */
+const storedOnly: ModelFamily[] = [globalForecastFamily];
+
 export function familyNamed(kind: OutputKind, name: string): ModelFamily {
-  const family = familiesFor(kind).find((f) => f.name === name);
+  const family = familiesFor(kind).find((f) => f.name === name) ?? storedOnly.find((f) => f.kind === kind && f.name === name);
   if (!family) throw new Error(`unknown model family '${name}'`);
   return family;
 }

@@ -1,0 +1,48 @@
+/**
+ * A series' share of a panel's global model (issue 33, global.ts): the model is trained once across every
+ * series of the upload, so what one series keeps is its forecast, by time step, not the trees. The family
+ * never competes on a single series (it is scored by the panel, panel.ts); it is registered so that a stored
+ * panel model revives its members by name like any other.
+ *
+ * A stored forecast predicts the steps it holds; a row past its last step takes the last step's value and a
+ * row before its first the first's (the model saw no later history to do better).
+ */
+import type { FittedModel, FitRows, ModelFamily, PredictRows } from './model.js';
+
+export interface GlobalForecastState {
+  /** Time (in the series' own steps) of values[0]. */
+  first: number;
+  values: number[];
+  description: string;
+}
+
+function revive(state: GlobalForecastState): FittedModel<GlobalForecastState> {
+  return {
+    state,
+    describe: () => state.description,
+    predict: (rows: PredictRows) =>
+      rows.time.map((t) => {
+        const k = Math.min(state.values.length - 1, Math.max(0, Math.round(t - state.first)));
+        return state.values[k] as number;
+      }),
+  };
+}
+
+export const GLOBAL_FAMILY_NAME = 'global_boosting';
+
+/** The registry's entry: revives stored forecasts; never applies on its own. */
+export const globalForecastFamily: ModelFamily<GlobalForecastState> = {
+  name: GLOBAL_FAMILY_NAME,
+  kind: 'numeric',
+  applies: () => false,
+  cost: () => 1,
+  fit: () => {
+    throw new Error('the global model is fitted across a panel, not on one series');
+  },
+  revive,
+};
+
+/** The family a panel hands one series' selection: its final "fit" is the global model's forecast for it. */
+export function precomputedGlobalFamily(state: GlobalForecastState): ModelFamily<GlobalForecastState> {
+  return { ...globalForecastFamily, fit: (_rows: FitRows) => revive(state) };
+}

@@ -1,0 +1,422 @@
+/**
+ * One series from upload to forecast (issue 10's engine, split in issue 33 so a panel runs it per series):
+ * prepareSeries reads and places it and cuts its backtest windows, scoreSeries backtests the families and picks
+ * each output's winner, finishSeries refits the winners, forecasts and reports. forecastSeries runs the three.
+ */
+import { createHash } from 'node:crypto';
+import type { DateTime } from 'luxon';
+import { stepFrom } from './dates.js';
+import type { CellReader } from './encoder.js';
+import { featureNames, featuresOf, fitFeatureSpace } from './features.js';
+import { kFold, rollingOrigin, WINDOWS, type Backtest } from './backtest.js';
+import { predictRows, type EngineState, type OutputState, type RowToPredict, type SeriesState } from './forecaster.js';
+import { errorsByStep, heldOutCoverage, intervalWidths, type WindowErrors } from './intervals.js';
+import { hiddenLayerWidth } from './brain-network.js';
+import { DEFAULT_DEVIATION_TARGET, DEFAULT_LEARNING_RATE, hiddenLayerCount } from './legacy.js';
+import { familiesFor } from './models/candidates.js';
+import type { FamilyParams, FitRows, ModelFamily, SeriesInfo } from './models/model.js';
+import { ProgressReporter, type EngineHooks } from './progress.js';
+import { bestNaive, chooseWinner, scoreFamilies, type Scored, type Winner } from './selection.js';
+import { futureRows, invalid, timeIndex, type Analysis } from './series.js';
+import type { ColumnSpec, OutputSelection, TrainedModelV2, TrainingInput, TrainingParams, TrainingResult } from './types.js';
+import { countDecimals, parseNumber } from './values.js';
+
+/** Default epoch cap of a network fit (brain `iterations`), as the legacy engine's budget. */
+export const DEFAULT_EPOCHS = 2000;
+
+/**
+ * The seed of one fit: of the run's seed and what the fit is (output, family, rows, final refit), never of
+ * which other families ran before it, so adding or removing a family changes no other family's forecast.
+ */
+function fitSeed(seed: number, column: string, family: string, fitRows: number, final: boolean): number {
+  return createHash('sha256').update(JSON.stringify([seed, column, family, fitRows, final])).digest().readUInt32LE(0);
+}
+
+export interface Placement {
+  series: SeriesState;
+  info: SeriesInfo;
+  /** Time of each known row (aligned with analysis.known). */
+  knownTimes: number[];
+  /** Rows to forecast: cells, date and time. */
+  targets: { rowIndex: number | null; cells: (string | null)[]; date: DateTime | null; time: number }[];
+}
+
+function place(input: TrainingInput, analysis: Analysis): Placement {
+  const axis = analysis.timeAxis;
+  const firstDate = analysis.timeline[analysis.known[0] as number] ?? null;
+  const times = firstDate ? timeIndex(analysis, firstDate) : analysis.timeline.map(() => null);
+  const known = analysis.known.map((i) => times[i] ?? null);
+  const increasing = known.every((t, k) => t !== null && (k === 0 || t > (known[k - 1] as number)));
+  const timeOrdered = axis.source !== 'none' && increasing && analysis.forecast.every((i) => times[i] !== null);
+  const knownTimes = timeOrdered ? (known as number[]) : known.map((_, k) => k);
+  const lastTime = knownTimes[knownTimes.length - 1] as number;
+  const lastDate = analysis.timeline[analysis.known.at(-1) as number] ?? null;
+
+  let targets: Placement['targets'];
+  if (analysis.forecast.length > 0) {
+    targets = analysis.forecast.map((i, j) => ({
+      rowIndex: i,
+      cells: input.rows[i] as (string | null)[],
+      date: analysis.timeline[i] ?? null,
+      time: timeOrdered ? (times[i] as number) : lastTime + 1 + j,
+    }));
+  } else {
+    targets = futureRows(input, analysis).map((cells, j) => ({
+      rowIndex: null,
+      cells,
+      date: lastDate && axis.source !== 'none' ? stepFrom(lastDate, axis, j + 1) : null,
+      time: lastTime + 1 + j,
+    }));
+  }
+  const ahead = targets.map((t) => t.time - lastTime);
+  const horizon = timeOrdered
+    ? Math.max(1, Math.min(Math.max(...ahead, 1), Math.floor(knownTimes.length / 2)))
+    : Math.max(1, targets.length);
+  // Only the periods the known rows hold two full cycles of can be learnt (issue 28); the shortest is the
+  // season the one-season families (seasonal naive, SARIMA, ETS, Theta, season dummies) take.
+  const span = knownTimes.length > 0 ? (knownTimes[knownTimes.length - 1] as number) - (knownTimes[0] as number) + 1 : 0;
+  const periods = timeOrdered ? axis.periods.filter((p) => Math.round(p) > 1 && 2 * p <= span) : [];
+  const season = periods.length > 0 ? Math.round(periods[0] as number) : 1;
+  const info: SeriesInfo = { timeOrdered, frequency: axis.frequency, season, periods, horizon };
+  const series: SeriesState = {
+    timeOrdered,
+    source: axis.source,
+    dateColumn: axis.dateColumn,
+    partColumns: axis.partColumns,
+    coarsest: axis.coarsest,
+    realDates: axis.realDates,
+    unit: axis.unit,
+    step: axis.step,
+    monthEnd: axis.monthEnd,
+    frequency: axis.frequency,
+    businessDays: axis.businessDays,
+    season,
+    periods,
+    horizon,
+    origin: firstDate ? firstDate.toISO() : null,
+    lastTime,
+  };
+  return { series, info, knownTimes, targets };
+}
+
+function familyParams(params: TrainingParams): FamilyParams {
+  return {
+    layersRequested: params.layersRequested !== undefined && params.layersRequested > 0 ? Math.round(params.layersRequested) : 0,
+    learningRate: params.learningRate ?? DEFAULT_LEARNING_RATE,
+    epochs: params.epochs !== undefined && params.epochs > 0 ? Math.ceil(params.epochs) : DEFAULT_EPOCHS,
+    deviatedTarget: params.deviatedTarget,
+    deviationTarget: params.deviationTarget !== undefined && params.deviationTarget > 0 ? params.deviationTarget : DEFAULT_DEVIATION_TARGET,
+  };
+}
+
+function checkParams(p: TrainingParams): void {
+  for (const key of ['layersRequested', 'learningRate', 'dataRowsToConsider', 'increaseMargin', 'decreaseMargin', 'deviationTarget', 'deviatedTarget', 'epochs'] as const) {
+    const v = p[key];
+    if (v !== undefined && !Number.isFinite(v)) throw invalid(`Parameter ${key} must be a finite number`);
+  }
+  const lr = p.learningRate;
+  if (lr !== undefined && !(lr > 0 && lr < 1)) throw invalid('learningRate must be > 0 and < 1');
+}
+
+export interface OutputRun {
+  column: string;
+  kind: 'numeric' | 'categorical';
+  decimals: number;
+  data: FitRows;
+  scored: Scored[];
+  winner: Winner;
+  /** Held-out coverage of the 80/95% intervals on the backtest (numeric outputs). */
+  coverage?: { p80: number; p95: number; rows: number } | null;
+}
+
+/**
+ * Shares one progress bar among many fits (and, for a panel, many series): each fit claims its cost in
+ * work units when it starts and reports the share it has done.
+ */
+export class WorkMeter {
+  private done = 0;
+  private readonly reporter: ProgressReporter;
+  constructor(total: number, hooks: EngineHooks) {
+    this.reporter = new ProgressReporter(Math.max(1, total), hooks);
+  }
+  claim(cost: number): (share: number) => void {
+    const base = this.done;
+    this.done += cost;
+    return (share) => this.reporter.epoch(base + Math.min(1, Math.max(0, share)) * cost, 0);
+  }
+  finish(): void {
+    this.reporter.done(0);
+  }
+}
+
+/** Which families compete for an output: the whole registry (one series) or a panel's cheaper set. */
+export type FamilyChoice = (kind: 'numeric' | 'categorical', info: SeriesInfo, n: number) => ModelFamily[];
+
+/** An upload read and placed on its time axis, with its backtest windows: everything before any fit. */
+export interface PreparedSeries {
+  input: TrainingInput;
+  analysis: Analysis;
+  placement: Placement;
+  params: TrainingParams & { seed: number };
+  familyParams: FamilyParams;
+  names: string[];
+  space: ReturnType<typeof fitFeatureSpace>;
+  features: number[][];
+  backtest: Backtest;
+  plan: { col: ColumnSpec; families: ModelFamily[] }[];
+  /** Work units of every fit this series will run (the progress bar's share). */
+  cost: number;
+}
+
+/** How a panel cuts its work per series (issue 34 may move each series elsewhere): its families and backtest windows. */
+export interface SeriesPlan {
+  choose: FamilyChoice;
+  windows: number;
+}
+
+export function prepareSeries(input: TrainingInput, analysis: Analysis, seed: number, plan: SeriesPlan = { choose: (kind) => familiesFor(kind), windows: WINDOWS }): PreparedSeries {
+  checkParams(input.params);
+  const params = { ...input.params, seed };
+  const placement = place(input, analysis);
+  const { info, knownTimes } = placement;
+  const space = fitFeatureSpace(analysis, info.timeOrdered);
+  const names = featureNames(space);
+  const features = analysis.known.map((i) => featuresOf(space, analysis.readers[i] as CellReader, analysis.timeline[i] ?? null));
+  const n = analysis.known.length;
+  const minFit = Math.max(4, Math.min(2 * info.season + 2, Math.floor(n / 2)));
+  const backtest: Backtest = info.timeOrdered ? rollingOrigin(knownTimes, info.horizon, minFit, plan.windows) : kFold(n, seed);
+  if (backtest.splits.length === 0) throw invalid(`Too few known rows to test a model: ${n}`);
+  const outputs = analysis.columns.filter((c) => c.role === 'output').map((col) => ({ col, families: plan.choose(col.kind, info, n) }));
+  // Weighted by each family's own cost estimate, over the families that apply, so Advance moves evenly.
+  const windows = backtest.splits.length;
+  const cost = outputs.reduce(
+    (sum, p) => sum + p.families.filter((f) => f.applies(info, n)).reduce((s, f) => s + f.cost(info, n, false) * windows + f.cost(info, n, true), 0),
+    0,
+  );
+  return { input, analysis, placement, params, familyParams: familyParams(params), names, space, features, backtest, plan: outputs, cost };
+}
+
+/** The target values of an output on the known rows (numbers, or trimmed labels). */
+export function targetOf(prep: PreparedSeries, col: ColumnSpec): number[] | string[] {
+  const cells = prep.analysis.known.map((i) => (prep.analysis.readers[i] as CellReader)(col.name) ?? '');
+  return col.kind === 'numeric' ? cells.map((c) => parseNumber(c) as number) : cells.map((c) => c.trim());
+}
+
+function fitContext(prep: PreparedSeries, meter: WorkMeter) {
+  const { info } = prep.placement;
+  return (column: string, family: ModelFamily, fitRows: number, final = false) => ({
+    seed: fitSeed(prep.params.seed, column, family.name, fitRows, final),
+    params: prep.familyParams,
+    featureNames: prep.names,
+    final,
+    progress: meter.claim(family.cost(info, fitRows, final)),
+  });
+}
+
+/** Backtests every family of the plan (plus any candidates scored elsewhere, such as a panel's global model) and picks each output's winner. */
+export function scoreSeries(prep: PreparedSeries, meter: WorkMeter, extra: (column: string) => Scored[] = () => []): OutputRun[] {
+  const { info, knownTimes } = prep.placement;
+  const context = fitContext(prep, meter);
+  return prep.plan.map(({ col, families }) => {
+    const cells = prep.analysis.known.map((i) => (prep.analysis.readers[i] as CellReader)(col.name) ?? '');
+    const data: FitRows = { time: knownTimes, features: prep.features, target: targetOf(prep, col) };
+    const scored = [...scoreFamilies(families, data, prep.backtest, info, (family, fitRows) => context(col.name, family, fitRows)), ...extra(col.name)];
+    const winner = chooseWinner(scored, prep.backtest, data, col.kind);
+    const decimals = col.kind === 'numeric' ? cells.reduce((m, c) => Math.max(m, countDecimals(c)), 0) : 0;
+    return { column: col.name, kind: col.kind, decimals, data, scored, winner };
+  });
+}
+
+/** Refits the winners on every known row, forecasts the rows to forecast, and reports. */
+export function finishSeries(prep: PreparedSeries, runs: OutputRun[], meter: WorkMeter, started: number): TrainingResult {
+  const { input, analysis, placement, params, backtest, space, names } = prep;
+  const { info } = placement;
+  const n = analysis.known.length;
+  const context = fitContext(prep, meter);
+  // Refit the winners on every known row; their JSON-safe states are the stored model.
+  const outputStates: OutputState[] = runs.map((run) => ({
+    column: run.column,
+    kind: run.kind,
+    decimals: run.decimals,
+    ...(run.winner.combine ? { combine: run.winner.combine } : {}),
+    members: run.winner.members.map(({ family, weight }) => {
+      const fitted = family.fit(run.data, { info, ...context(run.column, family, n, true) });
+      // The report describes the stored model, not the last backtest fit.
+      if (run.winner.members.length === 1) run.winner.description = fitted.describe();
+      return { family: family.name, weight, state: fitted.state };
+    }),
+    widths: run.kind === 'numeric' ? widthsOf(run, backtest) : null,
+  }));
+  const engine: EngineState = {
+    version: 1,
+    series: placement.series,
+    features: space,
+    inputColumns: analysis.columns.filter((c) => c.role === 'input' || c.role === 'date').map((c) => c.name),
+    outputs: outputStates,
+  };
+  const model: TrainedModelV2 = JSON.parse(JSON.stringify({ version: 2, params, engine })) as TrainedModelV2;
+
+  const index = new Map<string, number>();
+  input.header.forEach((name, i) => {
+    if (!index.has(name)) index.set(name, i);
+  });
+  const rows: RowToPredict[] = placement.targets.map((t) => ({
+    read: (column) => {
+      const i = index.get(column);
+      return i === undefined ? undefined : t.cells[i];
+    },
+    date: t.date,
+    time: t.time,
+  }));
+  const predicted = predictRows(model.engine as EngineState, params, input.header, rows);
+  const forecasts = placement.targets.map((t, i) => ({ rowIndex: t.rowIndex, ...(predicted[i] as (typeof predicted)[number]) }));
+
+  const trainMs = performance.now() - started;
+  const deviationTarget = prep.familyParams.deviationTarget;
+  const hasNetwork = runs.some((r) => r.winner.members.some((m) => m.family.name === 'network'));
+  const layersCreated = hasNetwork ? hiddenLayerCount(params.layersRequested, n) : 0;
+  const width = hiddenLayerWidth(names.length, 1);
+  return {
+    model,
+    forecasts,
+    selection: {
+      modelFamily: 'auto',
+      scheme: backtest.scheme,
+      windows: backtest.splits.length,
+      horizon: info.horizon,
+      frequency: info.timeOrdered ? info.frequency : 'none',
+      season: info.season,
+      periods: info.periods,
+      ...timeNotesOf(analysis, info),
+      outputs: runs.map(selectionOf),
+    },
+    metrics: metricsOf(runs, backtest),
+    successRate: successRateOf(runs, backtest, deviationTarget),
+    figures: {
+      neurons: layersCreated * width,
+      inputs: names.length,
+      outputs: runs.reduce((sum, r) => sum + (r.kind === 'numeric' ? 1 : new Set(r.data.target as string[]).size), 0),
+      layersRequested: params.layersRequested !== undefined && params.layersRequested > 0 ? params.layersRequested : layersCreated,
+      layersCreated,
+    },
+    timing: { trainMs, samples: n, epochs: 0, samplesEpochsPerSecond: 0 },
+  };
+}
+
+export function forecastSeries(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, seed: number): TrainingResult {
+  const started = performance.now();
+  const prep = prepareSeries(input, analysis, seed);
+  const meter = new WorkMeter(prep.cost, hooks);
+  const runs = scoreSeries(prep, meter);
+  const result = finishSeries(prep, runs, meter, started);
+  meter.finish();
+  return result;
+}
+
+/** What the status record says about the time axis beyond its frequency: repeated stamps and gaps (none: no field). */
+function timeNotesOf(analysis: Analysis, info: SeriesInfo): { timeNotes?: string[] } {
+  if (!info.timeOrdered) return {};
+  const { duplicates, missingSteps } = analysis.timeReport;
+  const notes: string[] = [];
+  if (duplicates > 0) notes.push(`${duplicates} repeated timestamp${duplicates === 1 ? '' : 's'}: kept the last row of each`);
+  if (missingSteps > 0) notes.push(`${missingSteps} missing step${missingSteps === 1 ? '' : 's'} between known rows (gaps left as they are)`);
+  return notes.length > 0 ? { timeNotes: notes } : {};
+}
+
+/** The widths of the stored model, and (on the run, for the report) their held-out coverage on the backtest. */
+function widthsOf(run: OutputRun, backtest: Backtest) {
+  const actual = run.data.target as number[];
+  const steps = Math.max(1, backtest.horizon);
+  const windows: WindowErrors[] = backtest.splits.map((split, s) => ({
+    rows: split.test,
+    steps: split.steps,
+    errors: split.test.map((row, j) => ((run.winner.predictions[s] as number[])[j] as number) - (actual[row] as number)),
+  }));
+  run.coverage = heldOutCoverage(windows, steps);
+  return intervalWidths(errorsByStep(windows, steps));
+}
+
+function selectionOf(run: OutputRun): OutputSelection {
+  const naive = bestNaive(run.scored);
+  return {
+    column: run.column,
+    kind: run.kind,
+    metric: run.kind === 'numeric' ? 'MAE' : 'error rate',
+    chosen: run.winner.members.length > 1 ? 'combination' : (run.winner.members[0] as { family: ModelFamily }).family.name,
+    description: run.winner.description,
+    error: run.winner.error,
+    baseline: { name: naive?.family.name ?? 'none', error: naive?.error ?? run.winner.error },
+    candidates: run.scored.map((s) => ({
+      name: s.family.name,
+      description: s.description,
+      error: s.error,
+      ...(s.note ? { note: s.note } : {}),
+    })),
+    ...(run.coverage ? { intervalCoverage: { p80: run.coverage.p80, p95: run.coverage.p95, rows: run.coverage.rows } } : {}),
+  };
+}
+
+/** Backtest figures of the winners (several outputs: the mean of the per-output figures). */
+function metricsOf(runs: OutputRun[], backtest: Backtest): TrainingResult['metrics'] {
+  const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+  const validationRows = backtest.splits.reduce((sum, s) => sum + s.test.length, 0);
+  const trainingRows = runs[0]?.data.time.length ?? 0;
+  const pairs = (run: OutputRun, predictions: (number | string)[][]) =>
+    backtest.splits.flatMap((split, s) => split.test.map((row, j) => [(predictions[s] as (number | string)[])[j], run.data.target[row]] as [number | string, number | string]));
+  const numeric = runs.filter((r) => r.kind === 'numeric');
+  if (numeric.length === 0) {
+    const rate = (pick: (r: OutputRun) => (number | string)[][] | null) =>
+      mean(runs.map((r) => mean(pairs(r, pick(r) ?? r.winner.predictions).map(([p, a]) => (p === a ? 0 : 1)))));
+    const mae = rate((r) => r.winner.predictions);
+    const baselineMae = rate((r) => bestNaive(r.scored)?.predictions ?? null);
+    return { mae, rmse: Math.sqrt(mae), mape: null, baselineMae, baselineRmse: Math.sqrt(baselineMae), validationRows, trainingRows };
+  }
+  const figures = numeric.map((r) => {
+    const errors = pairs(r, r.winner.predictions).map(([p, a]) => [(p as number) - (a as number), a as number] as const);
+    const naive = pairs(r, bestNaive(r.scored)?.predictions ?? r.winner.predictions).map(([p, a]) => (p as number) - (a as number));
+    const pct = errors.filter(([, a]) => a !== 0).map(([e, a]) => Math.abs(e / a) * 100);
+    return {
+      mae: mean(errors.map(([e]) => Math.abs(e))),
+      rmse: Math.sqrt(mean(errors.map(([e]) => e * e))),
+      mape: pct.length > 0 ? mean(pct) : null,
+      baselineMae: mean(naive.map(Math.abs)),
+      baselineRmse: Math.sqrt(mean(naive.map((e) => e * e))),
+    };
+  });
+  const mapes = figures.map((f) => f.mape).filter((m): m is number => m !== null);
+  return {
+    mae: mean(figures.map((f) => f.mae)),
+    rmse: mean(figures.map((f) => f.rmse)),
+    mape: mapes.length > 0 ? mean(mapes) : null,
+    baselineMae: mean(figures.map((f) => f.baselineMae)),
+    baselineRmse: mean(figures.map((f) => f.baselineRmse)),
+    validationRows,
+    trainingRows,
+  };
+}
+
+/**
+ * % of backtest predictions (row x output) within deviationTarget% of the actual (if the actual is 0: of the
+ * output's range); categorical: exact class match. The documented meaning of the training's success_rate.
+ */
+function successRateOf(runs: OutputRun[], backtest: Backtest, target: number): number {
+  let cells = 0;
+  let ok = 0;
+  for (const run of runs) {
+    const actual = run.data.target as (number | string)[];
+    const numbers = run.kind === 'numeric' ? (actual as number[]) : [];
+    const range = numbers.length > 0 ? numbers.reduce((a, b) => Math.max(a, b), -Infinity) - numbers.reduce((a, b) => Math.min(a, b), Infinity) : 0;
+    backtest.splits.forEach((split, s) =>
+      split.test.forEach((row, j) => {
+        const p = (run.winner.predictions[s] as (number | string)[])[j] as number | string;
+        const a = actual[row] as number | string;
+        cells++;
+        if (typeof a === 'number') {
+          const reference = a !== 0 ? Math.abs(a) : range;
+          if (Math.abs((p as number) - a) <= (target / 100) * reference) ok++;
+        } else if (p === a) ok++;
+      }),
+    );
+  }
+  return cells === 0 ? 0 : Math.max(0, Math.min(100, Math.round((100 * ok) / cells)));
+}
