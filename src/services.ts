@@ -190,7 +190,7 @@ export function buildServices(deps: ServiceDeps) {
     model: config.llmModel,
     clock,
     events,
-    modelTools: { jobs, data, forecasts, subscriptions, users: usersRepository, chartUrl: (jobId) => chartAddress(config.publicUrl, jobId) },
+    modelTools: { jobs, data, forecasts, subscriptions, users: usersRepository, chartUrl: (jobId, series) => chartAddress(config.publicUrl, jobId, series) },
   });
   const prompts = createPromptsService({ clientsService: clients, consumptions, llm, tokens: tokenCounter, model: config.llmModel });
 

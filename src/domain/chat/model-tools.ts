@@ -1,5 +1,7 @@
 import type { LlmTool, LlmToolCall } from '../../llm/provider.js';
+import type { PanelReport, SelectionReport } from '../../training/types.js';
 import type { Caller } from '../caller.js';
+import { compareKeys, keyOf, parseSeriesList, pickSeries, seriesParam, type SeriesKey } from '../charts/chart-data.js';
 import type { DataService } from '../data/data.service.js';
 import { Errors, isAppError, type AppError } from '../errors.js';
 import { JOB_STATUS, JOB_STATUS_NAMES } from '../jobs/job-status.js';
@@ -17,6 +19,10 @@ export const MAX_TOOL_CALLS = 8;
 export const TOO_MANY_TOOL_CALLS = JSON.stringify({ error: `At most ${MAX_TOOL_CALLS} tool calls run per reply; answer with what you have` });
 /** Forecast rows one read_forecast hands to the model. */
 export const MAX_FORECAST_ROWS = 50;
+/** Series of a job of many whose winners one read_forecast lists when no series is named. */
+export const MAX_LISTED_SERIES = 50;
+/** Output rows read to find a named series' rows (the chart's bound on a forecast read). */
+const MAX_SCANNED_ROWS = 10_000;
 const MAX_LISTED_JOBS = 50;
 
 const jobId = { type: 'integer', description: 'The job id, as list_jobs gives it', minimum: 1 };
@@ -30,8 +36,22 @@ export const MODEL_TOOLS: LlmTool[] = [
   },
   {
     name: 'read_forecast',
-    description: `A finished job's forecast rows (at most ${MAX_FORECAST_ROWS}, with 80%/95% interval columns when stored), its success rate, and chart_url: the address of its chart (PNG) to show the user.`,
-    parameters: { type: 'object', properties: { job_id: jobId }, required: ['job_id'], additionalProperties: false },
+    description:
+      `A finished job's forecast rows (at most ${MAX_FORECAST_ROWS}, with 80%/95% interval columns when stored), its success rate, and chart_url: the address of its chart (PNG) to show the user. ` +
+      `A job of many series (an upload keyed by columns such as store or product) also answers each series' winning model and backtest error against its best naive (series, at most ${MAX_LISTED_SERIES}); ` +
+      'give `series` to narrow the rows, the winners and the chart to some of them.',
+    parameters: {
+      type: 'object',
+      properties: {
+        job_id: jobId,
+        series: {
+          type: 'string',
+          description: "Jobs of many series only: which series, by key value, e.g. 'Finance'; a key of several columns joined with |, e.g. '3|A'; several separated by commas",
+        },
+      },
+      required: ['job_id'],
+      additionalProperties: false,
+    },
   },
   {
     name: 'predict',
@@ -53,8 +73,8 @@ export interface ModelToolsDeps {
   subscriptions: Pick<SubscriptionsService, 'isActive'>;
   /** The chat user's account: its role decides the subscription rule, a disabled one reaches nothing. */
   users: { findById(id: number): Promise<{ role: 'admin' | 'consumer'; is_enabled: boolean } | undefined> };
-  /** The address of a job's chart (charts.php, format=png), handed to the model with the forecast so a reply can link the picture. */
-  chartUrl?: (jobId: number) => string;
+  /** The address of a job's chart (charts.php, format=png; of the given series of a job of many), handed to the model with the forecast so a reply can link the picture. */
+  chartUrl?: (jobId: number, series?: SeriesKey[]) => string;
 }
 
 /** Whom one reply's tool calls run for; made once per reply by `modelToolScope`. */
@@ -148,7 +168,11 @@ async function dispatch(deps: ModelToolsDeps, scope: ModelToolScope, call: LlmTo
     case 'read_forecast': {
       if (!needJob()) return { error: 'job_id must be a job id' };
       const job = await usableJob(deps, scope, id);
-      if (job.status !== JOB_STATUS.Finished) return { error: `Job ${id} is ${JOB_STATUS_NAMES[job.status as JobStatus]}, not Finished: it has no forecast to read` };
+      if (job.status !== JOB_STATUS.Finished) return { error: `Job ${id} is ${JOB_STATUS_NAMES[job.status as JobStatus] ?? String(job.status)}, not Finished: it has no forecast to read` };
+      const series = typeof args.series === 'string' && args.series.trim() !== '' ? args.series : undefined;
+      const panel = job.selection?.panel && job.selection.panel.keys.length > 0 ? job.selection.panel : undefined;
+      if (panel) return readPanelForecast(deps, scope, job, job.selection!, panel, series);
+      if (series !== undefined) return { error: `Job ${id} holds one series (its upload has no key columns): leave series out` };
       const query = { jobId: id, output: 1, progress: 0, limit: 0, insight: 0, alter: 0, intervals: 1, cap: MAX_FORECAST_ROWS } as const;
       const [count] = await deps.data.rows(scope.caller, { ...query, progress: 1 });
       const rows = await deps.data.rows(scope.caller, query);
@@ -172,4 +196,52 @@ async function dispatch(deps: ModelToolsDeps, scope: ModelToolScope, call: LlmTo
     default:
       return { error: `no tool named '${call.name}'` };
   }
+}
+
+/**
+ * read_forecast for a job of many series (issue 33): the report without its per-series list, then each
+ * series' winners (key order; the named ones, or the first MAX_LISTED_SERIES), and the forecast rows of
+ * the named series (or the first rows). A series is named as the chart's `series=` names it.
+ */
+async function readPanelForecast(deps: ModelToolsDeps, scope: ModelToolScope, job: JobView, selection: SelectionReport, panel: PanelReport, asked: string | undefined) {
+  const { perSeries, ...summary } = panel;
+  const all = perSeries.map((s) => ({ ...s, key: s.key.map((v) => v.trim()) })).sort((a, b) => compareKeys(a.key, b.key));
+  let listed = all.slice(0, MAX_LISTED_SERIES);
+  if (asked !== undefined) {
+    const picked = pickSeries(
+      all.map((s) => s.key),
+      parseSeriesList(asked),
+    );
+    if (picked.unknown.length > 0) {
+      const examples = all.slice(0, 3).map((s) => `'${seriesParam(s.key)}'`).join(', ');
+      return { error: `${picked.unknown.map((t) => `'${t}'`).join(', ')} is not a series of job ${job.id}: its ${all.length} series are keyed by ${panel.keys.join(' | ')}, e.g. ${examples}` };
+    }
+    listed = picked.picked.slice(0, MAX_LISTED_SERIES).map((i) => all[i]!);
+  }
+  const metricOf = (column: string) => selection.outputs.find((o) => o.column === column)?.metric ?? 'MAE';
+  const query = { jobId: job.id, output: 1, progress: 0, limit: 0, insight: 0, alter: 0, intervals: 1 } as const;
+  const [count] = await deps.data.rows(scope.caller, { ...query, progress: 1 });
+  let rows = await deps.data.rows(scope.caller, { ...query, cap: asked === undefined ? MAX_FORECAST_ROWS : MAX_SCANNED_ROWS });
+  if (asked !== undefined) {
+    const wanted = new Set(listed.map((s) => JSON.stringify(s.key)));
+    rows = rows.filter((row) => wanted.has(JSON.stringify(keyOf(row, panel.keys))));
+  }
+  const { panel: _panel, ...report } = selection;
+  return {
+    job_id: job.id,
+    success_rate: job.success_rate,
+    selection: { ...report, panel: summary },
+    series_total: all.length,
+    series: listed.map((s) => ({
+      key: Object.fromEntries(panel.keys.map((k, i) => [k, s.key[i] ?? ''])),
+      rows: s.rows,
+      outputs: s.outputs.map((o) => ({ column: o.column, chosen: o.chosen, metric: metricOf(o.column), error: o.error, best_naive: o.baseline })),
+      ...(s.note ? { note: s.note } : {}),
+    })),
+    ...(asked === undefined && all.length > listed.length ? { more_series: `${all.length - listed.length} more series; name some with series to read them` } : {}),
+    total_rows: Number(count?.count ?? rows.length),
+    ...(asked !== undefined ? { rows_of_series: rows.length } : {}),
+    rows: rows.slice(0, MAX_FORECAST_ROWS),
+    ...(deps.chartUrl ? { chart_url: deps.chartUrl(job.id, asked === undefined ? undefined : listed.slice(0, 12).map((s) => s.key)) } : {}),
+  };
 }
