@@ -15,7 +15,7 @@
   const USER_KEY = 'mtcs-console-user';
   const TZ = timeZone();
 
-  const state = { user: null, jobId: null, timer: null, rows: null, chartUrl: null, queueTimer: null };
+  const state = { user: null, jobId: null, timer: null, rows: null, chartUrl: null, queueTimer: null, selection: null, panel: null, seriesKey: null };
   const $ = (id) => document.getElementById(id);
 
   function timeZone() {
@@ -96,6 +96,64 @@
   }
 
   const figure = (n) => (n === null || n === undefined || !Number.isFinite(Number(n)) ? 'n/a' : String(Number(Number(n).toPrecision(4))));
+
+  // ---------- many series (an upload keyed by one or more columns) ----------
+
+  /** The chart's series= item for a key: values joined with |; a backslash, comma or | inside a value is escaped with a backslash. */
+  const seriesParam = (key) => key.map((v) => String(v).replace(/[\\,|]/g, (c) => `\\${c}`)).join('|');
+  const seriesLabel = (key) => key.join(' | ');
+  const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
+
+  /** Key order, as the chart draws series: value by value, numbers by their value. */
+  function compareKeys(a, b) {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      const x = a[i] || '';
+      const y = b[i] || '';
+      const order = collator.compare(x, y) || (x < y ? -1 : x > y ? 1 : 0);
+      if (order !== 0) return order;
+    }
+    return 0;
+  }
+
+  /** The panel part of a selection report with a key, or null for a job of one series. */
+  const panelOf = (selection) => (selection && selection.panel && selection.panel.keys && selection.panel.keys.length > 0 ? selection.panel : null);
+
+  /** The series of a panel job in key order, as listed by the selection report. */
+  const seriesOf = (panel) => panel.perSeries.map((s) => ({ ...s, key: s.key.map((v) => String(v).trim()) })).sort((a, b) => compareKeys(a.key, b.key));
+
+  /** Whether a forecast row belongs to the series picked (every row when none is). */
+  function inPicked(row) {
+    if (!state.panel || !state.seriesKey) return true;
+    return state.panel.keys.every((k, i) => String(row[k] === null || row[k] === undefined ? '' : row[k]).trim() === state.seriesKey[i]);
+  }
+
+  /** A panel job: the picker lists its series (the chart's default, the first ones, first); a job of one series hides it. */
+  function setUpSeries(selection) {
+    const panel = panelOf(selection);
+    state.panel = panel;
+    state.seriesKey = null;
+    const picker = $('series-picker');
+    const select = $('series');
+    picker.hidden = !panel;
+    select.replaceChildren();
+    if (!panel) return;
+    const series = seriesOf(panel);
+    const first = Math.min(series.length, 12);
+    select.appendChild(new window.Option(series.length > first ? `First ${first} of ${series.length} series` : `All ${series.length} series`, ''));
+    series.forEach((s, i) => select.appendChild(new window.Option(`${seriesLabel(s.key)}${s.note ? ' (no model of its own)' : ''}`, String(i))));
+    select.dataset.series = JSON.stringify(series.map((s) => s.key));
+    $('series-hint').textContent = `${series.length} series keyed by ${panel.keys.join(' | ')}; ${panel.shortest === panel.longest ? `${panel.longest} known rows each` : `${panel.shortest} to ${panel.longest} known rows`}. The chart and the forecast table show the series picked.`;
+  }
+
+  /** The picker moved: the chart draws that series, the table shows its rows. */
+  function pickSeries() {
+    const value = $('series').value;
+    const keys = JSON.parse($('series').dataset.series || '[]');
+    state.seriesKey = value === '' ? null : keys[Number(value)];
+    const jobId = state.jobId;
+    void showChart(jobId, state.selection);
+    showForecastRows();
+  }
 
   // ---------- session ----------
 
@@ -287,6 +345,9 @@
     stopPolling();
     state.jobId = Number(jobId);
     state.rows = null;
+    state.panel = null;
+    state.seriesKey = null;
+    $('series-picker').hidden = true;
     if (state.chartUrl) URL.revokeObjectURL(state.chartUrl);
     state.chartUrl = null;
     $('job').hidden = false;
@@ -343,6 +404,8 @@
   async function showResults(jobId, stat) {
     $('results').hidden = false;
     $('explanation').textContent = stat.Explanation || '';
+    state.selection = stat.Selection || null;
+    setUpSeries(stat.Selection);
     showLeaderboard(stat.Selection);
     await Promise.all([showChart(jobId, stat.Selection), showForecast(jobId, stat.Selection, stat.Explanation || '')]);
     $('results').dataset.ready = 'true';
@@ -352,29 +415,52 @@
   async function showChart(jobId, selection) {
     const img = $('chart');
     const status = $('chart-status');
+    const picked = state.seriesKey;
     img.hidden = true;
     status.textContent = 'Loading the chart…';
     try {
       const url = new URL(`${API}charts.php`, location.origin);
-      url.search = new URLSearchParams({ tz: TZ, job_id: String(jobId), format: 'svg' }).toString();
+      const query = { tz: TZ, job_id: String(jobId), format: 'svg' };
+      if (picked) query.series = seriesParam(picked);
+      url.search = new URLSearchParams(query).toString();
       const res = await fetch(url, { credentials: 'same-origin' });
       if (!res.ok) throw new Error(`GET charts: HTTP ${res.status}`);
+      // A later pick (or another job) asked for another chart meanwhile: this one is stale.
+      if (jobId !== state.jobId || picked !== state.seriesKey) return;
       if ((res.headers.get('content-type') || '').includes('json')) {
         const envelope = await res.json();
         status.textContent = `No chart: ${envelope.data}`;
         return;
       }
-      state.chartUrl = URL.createObjectURL(await res.blob());
+      const blob = await res.blob();
+      if (jobId !== state.jobId || picked !== state.seriesKey) return;
+      if (state.chartUrl) URL.revokeObjectURL(state.chartUrl);
+      state.chartUrl = URL.createObjectURL(blob);
       img.src = state.chartUrl;
       const outputs = selection ? selection.outputs.map((o) => o.column).join(', ') : 'the outputs';
-      img.alt = `Chart of job ${jobId}: history and forecast of ${outputs}, with the 80% and 95% bands`;
+      const which = picked ? ` of series ${seriesLabel(picked)}` : state.panel ? ' of the first series, one small chart each' : '';
+      img.alt = `Chart of job ${jobId}: history and forecast of ${outputs}${which}, with the 80% and 95% bands`;
       await img.decode().catch(() => undefined);
       img.hidden = false;
       status.textContent = '';
-      $('chart-caption').textContent = selection ? selection.outputs.map((o) => `${o.column}: ${o.chosen}, backtest ${o.metric} ${figure(o.error)} (best naive ${o.baseline.name} ${figure(o.baseline.error)})`).join('; ') : '';
+      $('chart-caption').textContent = chartCaption(selection, picked);
     } catch (error) {
       status.textContent = `No chart: ${error instanceof ApiError ? error.message : 'the chart could not be loaded'}.`;
     }
+  }
+
+  /** The winners under the chart: per output; for a panel job, the picked series' own (or how many series). */
+  function chartCaption(selection, picked) {
+    if (!selection) return '';
+    if (state.panel && picked) {
+      const own = state.panel.perSeries.find((s) => s.key.length === picked.length && s.key.every((v, i) => String(v).trim() === picked[i]));
+      if (!own) return `${seriesLabel(picked)}: not in the selection report`;
+      const metric = (column) => (selection.outputs.find((o) => o.column === column) || { metric: 'MAE' }).metric;
+      const outputs = own.outputs.map((o) => `${o.column}: ${o.chosen}, backtest ${metric(o.column)} ${figure(o.error)} (its best naive ${o.baseline.name} ${figure(o.baseline.error)})`);
+      return `${seriesLabel(picked)}: ${[...outputs, ...(own.note ? [own.note] : [])].join('; ')}`;
+    }
+    if (state.panel) return `${state.panel.series} series, each forecast by its own winner; pick one above to see its figures.`;
+    return selection.outputs.map((o) => `${o.column}: ${o.chosen}, backtest ${o.metric} ${figure(o.error)} (best naive ${o.baseline.name} ${figure(o.baseline.error)})`).join('; ');
   }
 
   function showLeaderboard(selection) {
@@ -383,6 +469,19 @@
     if (!selection) {
       box.textContent = 'This job was trained by the single neural network: there is no backtest leaderboard.';
       return;
+    }
+    const panel = panelOf(selection);
+    if (panel) {
+      // Each series chose its own model: how often each family won says more than one table of scores.
+      const wins = Object.entries(panel.wins || {}).filter(([, n]) => n > 0).sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1));
+      const total = wins.reduce((sum, [, n]) => sum + n, 0);
+      box.appendChild(
+        table(
+          `How often each family won: ${panel.series} series x ${selection.outputs.length} output${selection.outputs.length === 1 ? '' : 's'}, each chosen on its own backtest`,
+          ['Family', 'Won', 'Share'],
+          wins.map(([name, n]) => [name, String(n), total ? `${Math.round((100 * n) / total)}%` : 'n/a']),
+        ),
+      );
     }
     for (const output of selection.outputs) {
       const ranked = [...output.candidates].sort((a, b) => (a.error === null) - (b.error === null) || (a.error ?? 0) - (b.error ?? 0));
@@ -394,7 +493,8 @@
         c.note || '',
       ]);
       if (!output.candidates.some((c) => c.name === output.chosen)) rows.unshift(['*', `${output.chosen} (chosen)`, output.description, figure(output.error), '']);
-      box.appendChild(table(`${output.column}: backtest ${output.metric} (lower is better), ${selection.scheme}, ${selection.windows} window(s) of ${selection.horizon}`, ['Rank', 'Model', 'Description', output.metric, 'Note'], rows));
+      const over = panel ? `, over the ${panel.series} series` : '';
+      box.appendChild(table(`${output.column}: backtest ${output.metric} (lower is better)${over}, ${selection.scheme}, ${selection.windows} window(s) of ${selection.horizon}`, ['Rank', 'Model', 'Description', output.metric, 'Note'], rows));
     }
   }
 
@@ -404,20 +504,30 @@
       const rows = await api('GET', 'data', { job_id: jobId, output: 1, intervals: 1 });
       if (jobId !== state.jobId) return;
       state.rows = rows;
-      const columns = Object.keys(rows[0] || {});
-      const head = $('forecast').tHead;
-      const body = $('forecast').tBodies[0];
-      head.replaceChildren();
-      body.replaceChildren();
-      headerRow(head, columns);
-      for (const row of rows.slice(0, 24)) {
-        const tr = body.insertRow();
-        for (const c of columns) cell(tr, row[c]);
-      }
+      showForecastRows();
       showIntervals(rows, selection, explanation);
     } catch (error) {
       failed(error);
     }
+  }
+
+  /** The first rows of the forecast, of the series picked when there are many. */
+  function showForecastRows() {
+    const rows = state.rows || [];
+    const columns = Object.keys(rows[0] || {});
+    const head = $('forecast').tHead;
+    const body = $('forecast').tBodies[0];
+    head.replaceChildren();
+    body.replaceChildren();
+    headerRow(head, columns);
+    const shown = rows.filter(inPicked);
+    for (const row of shown.slice(0, 24)) {
+      const tr = body.insertRow();
+      for (const c of columns) cell(tr, row[c]);
+    }
+    $('forecast').caption.textContent = state.seriesKey
+      ? `First rows of the forecast of ${seriesLabel(state.seriesKey)} (${shown.length} rows; with 80% and 95% bounds where the model gives them)`
+      : 'First rows of the forecast (with 80% and 95% bounds where the model gives them)';
   }
 
   /**
@@ -565,6 +675,7 @@
     $('logout').addEventListener('click', () => void logout());
     $('abort').addEventListener('click', () => void abort());
     $('download').addEventListener('click', download);
+    $('series').addEventListener('change', pickSeries);
     $('refresh').addEventListener('click', () => {
       void loadJobs();
       void loadQueue();
