@@ -1,0 +1,330 @@
+/**
+ * Histogram gradient boosting (LightGBM's way of finding splits) for squared error, on large numeric
+ * feature matrices: the tree learner of the global model across series (global.ts, issue 33).
+ *
+ * Why not a library: the npm registry's gradient-boosting packages were measured again for issue 33 (on
+ * 16 lag features of vega-datasets' stocks, depth-5 trees, shrinkage 0.1, half the rows per tree, this
+ * 2-core machine). `ml-xgboost` 1.1.2 (XGBoost 0.7 compiled to WASM in 2018, last release then) takes 1.8 s
+ * for 100 rounds on 10k rows with its default exact splits and 10.2 s on 60k rows; with `tree_method: hist`
+ * 1.8 s on 60k rows, but 120k rows abort with "memory access out of bounds" (a fixed WASM heap), and it only
+ * loads asynchronously. `decision-tree` 1.0.0 has no thresholds on continuous features (docs/benchmarks.md,
+ * issue 23). And boosting.ts, the hand-written exact learner of the tabular family, sorts the rows per feature
+ * at every node on number[][] rows: fine for its 1,000 rows, far too slow for 100k. So this file is the
+ * histogram version: features binned once to at most 63 quantile bins plus one bin for missing values, one
+ * histogram of gradient sums per node and feature, the larger child's histogram by subtraction from its
+ * parent, depth-wise growth, an L2 penalty on leaf values, shrinkage and a seeded subsample of the rows per tree.
+ *
+ * Missing values (NaN) fall in bin 0, below every number, so a split can send them left with the small
+ * values or alone; the global model uses that for lags before a series' start.
+ */
+import { mulberry32 } from '../prng.js';
+
+export interface HistogramBoostingOptions {
+  rounds: number;
+  depth: number;
+  shrinkage: number;
+  /** Share of the rows each tree is grown on (seeded sample without replacement). */
+  subsample: number;
+  /** Most rows a tree is grown on, whatever the share: bounds a tree's histogram work on large inputs. */
+  maxSample?: number;
+  /** Fewest rows a leaf may hold. */
+  minLeaf: number;
+  /** L2 penalty on leaf values, in rows (a leaf of n rows shrinks its mean by n / (n + lambda)). */
+  lambda: number;
+  seed: number;
+  /** Starting score of every row; the targets' mean when absent. */
+  base?: number;
+  /**
+   * Keep only the rounds up to the best cumulative out-of-bag improvement (the rows a tree was not grown on
+   * score it), and stop after `patience` rounds without a new best. 0 or absent: keep every round.
+   */
+  patience?: number;
+  /** Share 0..1 of the fit done, after every tree. */
+  progress?: (share: number) => void;
+}
+
+/** Value bins per feature, bin 0 (missing) excluded: Uint8 bins with room to spare. */
+export const VALUE_BINS = 63;
+
+/** Trees as flat arrays, node k of the model at index k: split on feature[k] (bin <= threshold[k] goes left) or a leaf (feature -1). */
+export interface HistogramBoostingModel {
+  features: number;
+  base: number;
+  /** Per feature, ascending upper bin edges: value x is in bin 1 + (number of edges < x); NaN in bin 0. */
+  edges: Float64Array[];
+  /** Index of each tree's root node. */
+  roots: Int32Array;
+  feature: Int32Array;
+  threshold: Uint8Array;
+  left: Int32Array;
+  right: Int32Array;
+  value: Float64Array;
+}
+
+function binEdges(column: Float64Array): Float64Array {
+  const sorted = column.filter((v) => !Number.isNaN(v)).sort();
+  if (sorted.length === 0) return new Float64Array(0);
+  const distinct: number[] = [];
+  for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[i - 1]) distinct.push(sorted[i] as number);
+  // The last distinct value needs no edge: everything above the previous edge is the top bin.
+  if (distinct.length <= VALUE_BINS) return Float64Array.from(distinct.slice(0, -1));
+  const edges: number[] = [];
+  for (let k = 1; k < VALUE_BINS; k++) {
+    const e = sorted[Math.floor((k * sorted.length) / VALUE_BINS) - 1] as number;
+    if (edges.length === 0 || e > (edges[edges.length - 1] as number)) edges.push(e);
+  }
+  if (edges[edges.length - 1] === sorted[sorted.length - 1]) edges.pop();
+  return Float64Array.from(edges);
+}
+
+/** Bin of x: 0 for NaN, else 1 + the number of edges below x (binary search). */
+export function binOf(edges: Float64Array, x: number): number {
+  if (Number.isNaN(x)) return 0;
+  let lo = 0;
+  let hi = edges.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((edges[mid] as number) < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo + 1;
+}
+
+/** Values of one feature sampled for its edges: at most this many rows, evenly spaced, keep the quantiles close. */
+const EDGE_SAMPLE = 50_000;
+
+/**
+ * Fits squared-error boosting on `x` (row-major, `n` rows of `width` features, NaN = missing) and targets `y`.
+ * Deterministic for a given seed.
+ */
+export function fitHistogramBoosting(
+  x: Float32Array | Float64Array,
+  y: Float32Array | Float64Array,
+  n: number,
+  width: number,
+  options: HistogramBoostingOptions,
+): HistogramBoostingModel {
+  const { rounds, depth, shrinkage, subsample, minLeaf, lambda } = options;
+  const B = VALUE_BINS + 1;
+  const stride = Math.max(1, Math.floor(n / EDGE_SAMPLE));
+  const edges: Float64Array[] = [];
+  for (let f = 0; f < width; f++) {
+    const column = new Float64Array(Math.ceil(n / stride));
+    for (let i = 0, k = 0; i < n; i += stride, k++) column[k] = x[i * width + f] as number;
+    edges.push(binEdges(column));
+  }
+  const bins = new Uint8Array(n * width);
+  for (let i = 0; i < n; i++) {
+    for (let f = 0; f < width; f++) bins[i * width + f] = binOf(edges[f] as Float64Array, x[i * width + f] as number);
+  }
+
+  let base = 0;
+  for (let i = 0; i < n; i++) base += y[i] as number;
+  base = options.base ?? (n > 0 ? base / n : 0);
+  const current = new Float64Array(n).fill(base);
+  const residual = new Float64Array(n);
+
+  const nodeFeature: number[] = [];
+  const nodeThreshold: number[] = [];
+  const nodeLeft: number[] = [];
+  const nodeRight: number[] = [];
+  const nodeValue: number[] = [];
+  const roots = new Int32Array(rounds);
+  const newNode = () => {
+    nodeFeature.push(-1);
+    nodeThreshold.push(0);
+    nodeLeft.push(-1);
+    nodeRight.push(-1);
+    nodeValue.push(0);
+    return nodeFeature.length - 1;
+  };
+
+  const random = mulberry32(options.seed);
+  const all = new Int32Array(n);
+  for (let i = 0; i < n; i++) all[i] = i;
+  const take = Math.max(Math.min(n, 2 * minLeaf), Math.min(Math.round(n * subsample), options.maxSample ?? Infinity));
+  const rows = new Int32Array(take);
+  const scratch = new Int32Array(take);
+  const histSize = width * B;
+
+  /** Gradient sums and row counts of rows[start, end), interleaved per (feature, bin): one cache line per update instead of two. */
+  const histogram = (start: number, end: number): Float64Array => {
+    const hist = new Float64Array(2 * histSize);
+    for (let k = start; k < end; k++) {
+      const r = rows[k] as number;
+      const rr = residual[r] as number;
+      const o = r * width;
+      for (let f = 0, h = 0; f < width; f++, h += 2 * B) {
+        const b = h + 2 * (bins[o + f] as number);
+        hist[b] = (hist[b] as number) + rr;
+        hist[b + 1] = (hist[b + 1] as number) + 1;
+      }
+    }
+    return hist;
+  };
+
+  interface Open {
+    node: number;
+    start: number;
+    end: number;
+    sum: number;
+    hist: Float64Array;
+  }
+
+  const patience = options.patience ?? 0;
+  const outOfBag = patience > 0 && take < n;
+  const inBag = new Uint8Array(n);
+  let improvement = 0;
+  let bestImprovement = 0;
+  let bestRounds = 0;
+  let grown = 0;
+  for (let round = 0; round < rounds; round++) {
+    // Partial Fisher-Yates: the first `take` of a shuffled index, sorted back so the histogram scans stay in memory order.
+    for (let i = 0; i < take; i++) {
+      const j = i + Math.floor(random() * (n - i));
+      const t = all[i] as number;
+      all[i] = all[j] as number;
+      all[j] = t;
+    }
+    rows.set(all.subarray(0, take));
+    rows.sort();
+    if (outOfBag) {
+      inBag.fill(0);
+      for (let k = 0; k < take; k++) inBag[rows[k] as number] = 1;
+    }
+    for (let k = 0; k < take; k++) {
+      const r = rows[k] as number;
+      residual[r] = (y[r] as number) - (current[r] as number);
+    }
+    const root = newNode();
+    roots[round] = root;
+    let rootSum = 0;
+    for (let k = 0; k < take; k++) rootSum += residual[rows[k] as number] as number;
+    let level: Open[] = [{ node: root, start: 0, end: take, sum: rootSum, hist: histogram(0, take) }];
+    const leaves: Open[] = [];
+    for (let d = 0; d < depth && level.length > 0; d++) {
+      const next: Open[] = [];
+      for (const open of level) {
+        const m = open.end - open.start;
+        let best = 1e-12;
+        let bestF = -1;
+        let bestB = 0;
+        let bestSum = 0;
+        let bestCount = 0;
+        if (m >= 2 * minLeaf) {
+          const parent = (open.sum * open.sum) / (m + lambda);
+          for (let f = 0; f < width; f++) {
+            const h = 2 * f * B;
+            let gl = 0;
+            let cl = 0;
+            for (let b = 0; b < B - 1; b++) {
+              const cb = open.hist[h + 2 * b + 1] as number;
+              if (cb === 0) continue;
+              gl += open.hist[h + 2 * b] as number;
+              cl += cb;
+              if (cl < minLeaf) continue;
+              const cr = m - cl;
+              if (cr < minLeaf) break;
+              const gr = open.sum - gl;
+              const gain = (gl * gl) / (cl + lambda) + (gr * gr) / (cr + lambda) - parent;
+              if (gain > best) {
+                best = gain;
+                bestF = f;
+                bestB = b;
+                bestSum = gl;
+                bestCount = cl;
+              }
+            }
+          }
+        }
+        if (bestF < 0) {
+          leaves.push(open);
+          continue;
+        }
+        // Stable partition of the node's rows: left rows first, each side still in memory order.
+        let l = open.start;
+        let s = 0;
+        for (let k = open.start; k < open.end; k++) {
+          const r = rows[k] as number;
+          if ((bins[r * width + bestF] as number) <= bestB) rows[l++] = r;
+          else scratch[s++] = r;
+        }
+        rows.set(scratch.subarray(0, s), l);
+        const mid = open.start + bestCount;
+        nodeFeature[open.node] = bestF;
+        nodeThreshold[open.node] = bestB;
+        const leftNode = newNode();
+        const rightNode = newNode();
+        nodeLeft[open.node] = leftNode;
+        nodeRight[open.node] = rightNode;
+        const leftSmaller = bestCount <= m - bestCount;
+        const small = leftSmaller ? histogram(open.start, mid) : histogram(mid, open.end);
+        const large = open.hist;
+        for (let k = 0; k < large.length; k++) large[k] = (large[k] as number) - (small[k] as number);
+        const leftOpen: Open = { node: leftNode, start: open.start, end: mid, sum: bestSum, hist: leftSmaller ? small : large };
+        const rightOpen: Open = { node: rightNode, start: mid, end: open.end, sum: open.sum - bestSum, hist: leftSmaller ? large : small };
+        next.push(leftOpen, rightOpen);
+      }
+      level = next;
+    }
+    leaves.push(...level);
+    for (const leaf of leaves) nodeValue[leaf.node] = (shrinkage * leaf.sum) / (leaf.end - leaf.start + lambda);
+    // Every row's score moves, sampled or not, so the next tree's residuals are current.
+    let before = 0;
+    let after = 0;
+    for (let i = 0; i < n; i++) {
+      let node = root;
+      const o = i * width;
+      while ((nodeFeature[node] as number) >= 0) {
+        node = (bins[o + (nodeFeature[node] as number)] as number) <= (nodeThreshold[node] as number) ? (nodeLeft[node] as number) : (nodeRight[node] as number);
+      }
+      const old = current[i] as number;
+      const next = old + (nodeValue[node] as number);
+      current[i] = next;
+      if (outOfBag && inBag[i] === 0) {
+        const target = y[i] as number;
+        before += (target - old) * (target - old);
+        after += (target - next) * (target - next);
+      }
+    }
+    grown = round + 1;
+    options.progress?.((round + 1) / rounds);
+    if (!outOfBag) continue;
+    improvement += (before - after) / (n - take);
+    if (improvement > bestImprovement) {
+      bestImprovement = improvement;
+      bestRounds = grown;
+    } else if (grown - bestRounds >= patience) break;
+  }
+  // Trees are stored in order, so the kept rounds' nodes are a prefix of the arrays.
+  const kept = outOfBag ? bestRounds : grown;
+  const nodes = kept < grown ? (roots[kept] as number) : nodeFeature.length;
+  if (kept < grown || grown < rounds) options.progress?.(1);
+
+  return {
+    features: width,
+    base,
+    edges,
+    roots: roots.slice(0, kept),
+    feature: Int32Array.from(nodeFeature.slice(0, nodes)),
+    threshold: Uint8Array.from(nodeThreshold.slice(0, nodes)),
+    left: Int32Array.from(nodeLeft.slice(0, nodes)),
+    right: Int32Array.from(nodeRight.slice(0, nodes)),
+    value: Float64Array.from(nodeValue.slice(0, nodes)),
+  };
+}
+
+/** The model's prediction for one row of raw feature values (NaN = missing); `binned` is scratch of length `features`. */
+export function predictHistogramBoosting(model: HistogramBoostingModel, row: ArrayLike<number>, binned = new Uint8Array(model.features)): number {
+  for (let f = 0; f < model.features; f++) binned[f] = binOf(model.edges[f] as Float64Array, row[f] as number);
+  let sum = model.base;
+  const { feature, threshold, left, right, value } = model;
+  for (let t = 0; t < model.roots.length; t++) {
+    let node = model.roots[t] as number;
+    while ((feature[node] as number) >= 0) {
+      node = (binned[feature[node] as number] as number) <= (threshold[node] as number) ? (left[node] as number) : (right[node] as number);
+    }
+    sum += value[node] as number;
+  }
+  return sum;
+}
