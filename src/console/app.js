@@ -455,7 +455,8 @@
     if (state.panel && picked) {
       const own = state.panel.perSeries.find((s) => s.key.length === picked.length && s.key.every((v, i) => String(v).trim() === picked[i]));
       if (!own) return `${seriesLabel(picked)}: not in the selection report`;
-      const metric = (column) => (selection.outputs.find((o) => o.column === column) || { metric: 'MAE' }).metric;
+      // A series' own errors are in its units (MAE) or an error rate; the report's MASE summarises all series.
+      const metric = (column) => ((selection.outputs.find((o) => o.column === column) || {}).kind === 'categorical' ? 'error rate' : 'MAE');
       const outputs = own.outputs.map((o) => `${o.column}: ${o.chosen}, backtest ${metric(o.column)} ${figure(o.error)} (its best naive ${o.baseline.name} ${figure(o.baseline.error)})`);
       return `${seriesLabel(picked)}: ${[...outputs, ...(own.note ? [own.note] : [])].join('; ')}`;
     }

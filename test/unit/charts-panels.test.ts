@@ -60,7 +60,7 @@ function panelJob(industries: string[]) {
     horizon: 6,
     frequency: 'monthly',
     season: 12,
-    outputs: [{ column: 'rate', kind: 'numeric', metric: 'MAE', chosen: 'ets', description: 'ets', error: 0.8, baseline: { name: 'seasonal-naive', error: 1 }, candidates: [] }],
+    outputs: [{ column: 'rate', kind: 'numeric', metric: 'MASE', chosen: 'ets', description: 'ets', error: 0.8, baseline: { name: 'seasonal-naive', error: 1 }, candidates: [] }],
     panel: {
       keys: ['series'],
       keySource: 'detected',
@@ -216,7 +216,7 @@ describe('charts of an upload of many series', () => {
     // Winners by upload order (i % 4): Mining and Extraction is the 2nd industry, Finance the 8th.
     expect(picked.concat.map((p) => text(p.title.text))).toEqual(['Mining and Extraction: theta', 'Finance: seasonal-naive']);
     expect(await failure(charts.spec(caller, query({ series: 'Finance,Fishing' })))).toBe(
-      "Invalid parameter 'series': 'Fishing' is not a series of job 7: its 14 series are keyed by series (e.g. 'Agriculture', 'Business services', 'Construction'; several separated by commas, or positions in key order such as 1..12)",
+      "Invalid parameter 'series': 'Fishing' is not a series of job 7: its 14 series are keyed by series, e.g. series=Agriculture,Business services,Construction (several separated by commas, or positions in key order such as 1..12)",
     );
     expect(await failure(charts.spec(caller, query({ series: '1..13' })))).toBe("Invalid parameter 'series': names 13 series; a chart draws at most 12: ask for the rest in another chart");
   });

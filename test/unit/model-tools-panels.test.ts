@@ -25,7 +25,7 @@ function panelSelection(): SelectionReport {
     horizon: 2,
     frequency: 'monthly',
     season: 12,
-    outputs: [{ column: 'rate', kind: 'numeric', metric: 'MAE', chosen: 'ets', description: 'ets', error: 0.7, baseline: { name: 'seasonal-naive', error: 0.9 }, candidates: [] }],
+    outputs: [{ column: 'rate', kind: 'numeric', metric: 'MASE', chosen: 'ets', description: 'ets', error: 0.7, baseline: { name: 'seasonal-naive', error: 0.9 }, candidates: [] }],
     panel: {
       keys: ['series'],
       keySource: 'detected',

@@ -196,7 +196,7 @@ export function createChartsService({ jobs, data, renderer }: ChartsServiceDeps)
     const tailOf = (column: ColumnInfo, last: number, extra: string[] = []) =>
       data.knownTail(caller, { jobId: q.jobId, column: column.name, known: kindOf(column) === 'categorical' ? 'text' : 'number', last, columns: [...dateColumns, ...extra] });
 
-    if (panel) return buildPanel({ q, panel, selection: selection!, columns, output, share, readCut, timeColumns, tabular, kindOf, tailOf });
+    if (panel) return buildPanel({ q, panel, columns, output, share, readCut, timeColumns, tabular, kindOf, tailOf });
 
     const last = q.history > 0 && q.history <= share ? q.history : share;
     const cuts: Cuts = { ...(last === share && last !== q.history ? { historyCap: share } : {}), ...readCut };
@@ -225,7 +225,6 @@ export function createChartsService({ jobs, data, renderer }: ChartsServiceDeps)
   interface PanelBuild {
     q: ChartQuery;
     panel: PanelReport;
-    selection: SelectionReport;
     columns: ColumnInfo[];
     output: Row[];
     share: number;
@@ -243,7 +242,7 @@ export function createChartsService({ jobs, data, renderer }: ChartsServiceDeps)
    * budget of known rows, from the end of the upload.
    */
   async function buildPanel(b: PanelBuild): Promise<Drawing> {
-    const { q, panel, selection, columns, output } = b;
+    const { q, panel, columns, output } = b;
     const keys = panel.keys;
     const reported = new Map(panel.perSeries.map((s) => [JSON.stringify(s.key.map((v) => v.trim())), s]));
     const perColumn: { column: ColumnInfo; series: SeriesRows[]; known: number; read: number }[] = [];
@@ -263,12 +262,13 @@ export function createChartsService({ jobs, data, renderer }: ChartsServiceDeps)
     if (q.series !== undefined) {
       const asked = pickSeries(all, parseSeriesList(q.series));
       if (asked.unknown.length > 0) {
-        const examples = all.slice(0, 3).map((k) => `'${seriesParam(k)}'`).join(', ');
+        // Examples unquoted, as a usable series= value: quotes around them would read as one long quoted part to the error path's cut.
+        const examples = all.slice(0, 3).map(seriesParam).join(',');
         const what = asked.unknown.map((t) => `'${t}'`).join(', ');
         throw Errors.invalidParameter(
           'series',
-          `${what} ${asked.unknown.length === 1 ? 'is not a series' : 'are not series'} of job ${q.jobId}: its ${total} series are keyed by ${keys.join(' | ')} (e.g. ${examples}; ` +
-            `several separated by commas${keys.length > 1 ? ', key values joined with |' : ''}, or positions in key order such as 1..${Math.min(total, MAX_SERIES_PANELS)})`,
+          `${what} ${asked.unknown.length === 1 ? 'is not a series' : 'are not series'} of job ${q.jobId}: its ${total} series are keyed by ${keys.join(' | ')}, e.g. series=${examples} ` +
+            `(several separated by commas${keys.length > 1 ? ', key values joined with |' : ''}, or positions in key order such as 1..${Math.min(total, MAX_SERIES_PANELS)})`,
         );
       }
       if (asked.picked.length === 0) throw Errors.invalidParameter('series', 'names no series');
@@ -306,7 +306,8 @@ export function createChartsService({ jobs, data, renderer }: ChartsServiceDeps)
         const width = cell % across === across - 1 ? q.width - cellWidth * (across - 1) : cellWidth;
         const size = { width, height: q.height };
         const chosen = report?.outputs.find((o) => o.column === column.name);
-        const metric = selection.outputs.find((o) => o.column === column.name)?.metric ?? 'MAE';
+        // A series' own errors are in its units (MAE) or an error rate; MASE is only the report's summary over series.
+        const metric = b.kindOf(column) === 'categorical' ? 'error rate' : 'MAE';
         const name = `${seriesLabel(key)}${columns.length > 1 ? ` · ${column.name}` : ''}`;
         const figures = seriesFigures(metric, chosen, report?.note);
         if (b.kindOf(column) === 'categorical') {

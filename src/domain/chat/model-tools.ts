@@ -218,7 +218,8 @@ async function readPanelForecast(deps: ModelToolsDeps, scope: ModelToolScope, jo
     }
     listed = picked.picked.slice(0, MAX_LISTED_SERIES).map((i) => all[i]!);
   }
-  const metricOf = (column: string) => selection.outputs.find((o) => o.column === column)?.metric ?? 'MAE';
+  // A series' own errors are in its units (MAE) or an error rate; the report's MASE is its summary over series.
+  const metricOf = (column: string) => (selection.outputs.find((o) => o.column === column)?.kind === 'categorical' ? 'error rate' : 'MAE');
   const query = { jobId: job.id, output: 1, progress: 0, limit: 0, insight: 0, alter: 0, intervals: 1 } as const;
   const [count] = await deps.data.rows(scope.caller, { ...query, progress: 1 });
   let rows = await deps.data.rows(scope.caller, { ...query, cap: asked === undefined ? MAX_FORECAST_ROWS : MAX_SCANNED_ROWS });
