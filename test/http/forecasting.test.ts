@@ -4,31 +4,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTrainingRunner } from '../../src/jobs-runner/wiring.js';
-import { CURRENT, OLDER, createTestContext, form, multipart, type TestContext, type TestUser } from '../support/helper.js';
+import { forecastJobs, type Row } from '../support/forecast-jobs.js';
+import { CURRENT, OLDER, createTestContext, form, type TestContext, type TestUser } from '../support/helper.js';
 
 let ctx: TestContext;
 let training: ReturnType<typeof createTrainingRunner>;
 let user: TestUser;
+let jobs: ReturnType<typeof forecastJobs>;
+let jobWithData: typeof jobs.jobWithData, jobStatus: typeof jobs.jobStatus, stat: typeof jobs.stat, statusRecords: typeof jobs.statusRecords;
+let finished: typeof jobs.finished, output: typeof jobs.output, advance: typeof jobs.advance;
 const TZ = 'Europe/Madrid';
 /** Engine runs share two loaded cores with other suites: allow minutes, not the default minute. */
 const ENGINE_TIMEOUT = 240_000;
-
-type Row = Record<string, string>;
-
-interface Stat {
-  Status: string;
-  Text: string;
-  Explanation: string;
-  Selection: null | {
-    modelFamily: string;
-    scheme: string;
-    horizon: number;
-    frequency: string;
-    season: number;
-    periods?: number[];
-    outputs: { column: string; chosen: string; error: number; baseline: { name: string; error: number }; candidates: { name: string; error: number | null }[] }[];
-  };
-}
 
 /** A deterministic generator, so every run of the suite sees the same series. */
 function lcg(seed: number) {
@@ -91,79 +78,6 @@ function halfHourly(days: number) {
   return { csv: `${lines.join('\n')}\n`, values, known: (days - 1) * 48 };
 }
 
-async function newJob() {
-  const job = await ctx.request({ method: 'POST', url: `${CURRENT}/jobs.php?session=${user.session}&tz=${TZ}&app_name=forecast&newTraining=1` });
-  expect(job.envelope.status).toBe(0);
-  const { job_id: jobId, training_id: trainingId } = job.envelope.data as { job_id: number; training_id: number };
-  return { jobId: Number(jobId), trainingId: Number(trainingId) };
-}
-
-async function upload(jobId: number, csv: string) {
-  const res = await ctx.request({
-    method: 'POST',
-    url: `${CURRENT}/data.php?tz=${TZ}`,
-    ...multipart({ session: user.session, job_id: jobId, file: 1 }, [{ field: 'Servicefile', filename: 'series.csv', content: csv }]),
-  });
-  expect(res.envelope.status, String(res.envelope.data)).toBe(0);
-}
-
-async function jobWithData(csv: string, appRecord?: { fields: string; params: string }) {
-  const job = await newJob();
-  if (appRecord) {
-    // The job's own App record, written before the upload queues the job.
-    const res = await ctx.request({
-      method: 'POST',
-      url: `${CURRENT}/app.php?tz=${TZ}`,
-      ...form({ session: user.session, app_id: 'forecast', simple: 1, fields: `Job_Id,${appRecord.fields}`, params: `${job.jobId},${appRecord.params}` }),
-    });
-    expect(res.envelope.status, String(res.envelope.data)).toBe(0);
-  }
-  await upload(job.jobId, csv);
-  return job;
-}
-
-async function jobStatus(jobId: number): Promise<string> {
-  const res = await ctx.request({ method: 'GET', url: `${CURRENT}/jobs.php?session=${user.session}&tz=${TZ}&job_id=${jobId}` });
-  return (res.envelope.data[0] as { Status: string }).Status;
-}
-
-async function waitForEnd(jobId: number, timeoutMs = ENGINE_TIMEOUT - 10_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const status = await jobStatus(jobId);
-    if (['3', '4', '5'].includes(status)) return status;
-    if (Date.now() > deadline) throw new Error(`job ${jobId} still in status ${status}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
-
-async function finished(jobId: number) {
-  const status = await waitForEnd(jobId);
-  if (status !== '3') throw new Error(`job ${jobId} ended in status ${status}: ${(await stat(jobId)).Text} / ${(await statusRecords(jobId))[0]?.text}`);
-}
-
-async function output(jobId: number, query = ''): Promise<Row[]> {
-  const res = await ctx.request({ method: 'GET', url: `${CURRENT}/data.php?session=${user.session}&tz=${TZ}&job_id=${jobId}&output=1${query}` });
-  expect(res.envelope.status, String(res.envelope.data)).toBe(0);
-  return res.envelope.data as Row[];
-}
-
-async function stat(jobId: number): Promise<Stat> {
-  const res = await ctx.request({ method: 'GET', url: `${CURRENT}/jobs_progress.php?session=${user.session}&tz=${TZ}&job_id=${jobId}&progress=2` });
-  expect(res.envelope.status).toBe(0);
-  return res.envelope.data.Stat as Stat;
-}
-
-async function statusRecords(jobId: number): Promise<{ status: string; text: string }[]> {
-  const res = await ctx.request({ method: 'GET', url: `${CURRENT}/stat.php?session=${user.session}&tz=${TZ}&terminate=0&job_id=${jobId}&progress_type=2` });
-  return res.envelope.data as { status: string; text: string }[];
-}
-
-async function advance(jobId: number): Promise<number> {
-  const res = await ctx.request({ method: 'GET', url: `${CURRENT}/jobs_progress.php?session=${user.session}&tz=${TZ}&job_id=${jobId}` });
-  return Number(res.envelope.data.Advance);
-}
-
 const mae = (predicted: number[], truth: number[]) => predicted.reduce((s, p, i) => s + Math.abs(p - truth[i]!), 0) / truth.length;
 
 beforeAll(async () => {
@@ -171,6 +85,8 @@ beforeAll(async () => {
   training = createTrainingRunner(ctx.services, ctx.database, { threads: 1, pollMs: 100, heartbeatMs: 200 });
   training.runner.start();
   user = await ctx.createUser();
+  jobs = forecastJobs(ctx, user, TZ, ENGINE_TIMEOUT);
+  ({ jobWithData, jobStatus, stat, statusRecords, finished, output, advance } = jobs);
   const sub = await ctx.request({ method: 'POST', url: `${OLDER}/subscriptions.php?session=${user.session}`, ...form({ app: 'forecast' }) });
   expect(sub.envelope.status).toBe(0);
 }, 60_000);

@@ -78,8 +78,16 @@ export function createForecastsService(deps: { networks: NetworksService; lookup
       const asked = [...Object.keys(cells), ...outputs];
       // The engine (brain.js, trees, matrices: a third of the API's module loading) loads with the first
       // forecast, not at every start (issue 29).
-      const { predictWithIntervals } = await import('../../training/predict.js');
-      const { values: row, intervals } = predictWithIntervals(model, asked, [cells])[0]!;
+      const [{ predictWithIntervals }, { isTrainingError }] = await Promise.all([import('../../training/predict.js'), import('../../training/types.js')]);
+      let predicted: ReturnType<typeof predictWithIntervals>;
+      try {
+        predicted = predictWithIntervals(model, asked, [cells]);
+      } catch (error) {
+        // The model's own refusal (a panel model asked for a series it has none of): the caller's row is wrong.
+        if (isTrainingError(error) && error.code === 'invalid_input') throw Errors.invalidParameter('{column-name}', error.message);
+        throw error;
+      }
+      const { values: row, intervals } = predicted[0]!;
       // A model that does not name its outputs still answers them: they are the keys predict() added.
       const header = [...asked, ...Object.keys(row).filter((name) => !asked.includes(name))];
       const outputId = await writeOutput({ jobId: job.id, header, rows: [row], intervals: intervals && [intervals] });
