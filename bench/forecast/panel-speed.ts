@@ -31,7 +31,7 @@ import { join } from 'node:path';
 import { DATA_DIR } from './datasets.js';
 import { stdlibCsv, uploadOf, type Panel, type PanelSeries } from './panels-data.js';
 import { describePhases, OUT, PanelService, runOurs, SERVICE, TIME_LIMIT_S } from './panels-ours.js';
-import { commitOf, panelMeans, scorePanel } from './panels.js';
+import { commitOf, fileTag, panelMeans, scorePanel } from './panels.js';
 
 const ONLY = process.env.BENCH_PANEL_SPEED_ONLY?.split(',').filter(Boolean);
 const pad = (n: number) => String(n).padStart(2, '0');
@@ -116,7 +116,7 @@ export async function benchPanelSpeed() {
   const markdown = [header, '', ...lines].join('\n');
   const name = `panel-speed${SERVICE ? '-service' : ''}`;
   writeFileSync(join(OUT, `${name}.md`), `${markdown}\n`);
-  writeFileSync(join(OUT, `${name}-${commit}.md`), `${markdown}\n`);
+  writeFileSync(join(OUT, `${name}-${fileTag(commit)}.md`), `${markdown}\n`);
   console.log(`\n${markdown}`);
 }
 

@@ -12,11 +12,11 @@
 #   stlf         stlf(y): STL + ets on the adjusted series; seasonal series with more than two cycles only
 #                (stl() needs them), so no line for the others
 # Each fit runs in a forked child (parallel::mcparallel) killed after BENCH_PEERS_TIME_LIMIT seconds (default
-# 60): setTimeLimit() cannot interrupt compiled code, and one stuck fit must not hold the run.
+# 300): setTimeLimit() cannot interrupt compiled code, and one stuck fit must not hold the run.
 suppressPackageStartupMessages(library(forecast))
 
 args <- commandArgs(trailingOnly = TRUE)
-limit <- as.numeric(Sys.getenv("BENCH_PEERS_TIME_LIMIT", "60"))
+limit <- as.numeric(Sys.getenv("BENCH_PEERS_TIME_LIMIT", "300"))
 
 bounded <- function(fit) {
   started <- Sys.time()

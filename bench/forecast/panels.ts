@@ -32,10 +32,13 @@
  *   BENCH_PANELS_SERVICE=1                 ours through a real service (bench/service.ts, Postgres at
  *                                          BENCH_DATABASE_URL) instead of trainModel in a child process
  *   BENCH_PANELS_TIME_LIMIT=300            seconds per panel for ours; past it the panel reads `timeout`
- *   BENCH_FORECAST_PEERS=0 | cached        no R peers | reuse bench/.out/panels-r-peers.json when the series
- *                                          and panels.R are unchanged (the R fits take minutes; cached, a
- *                                          rerun of the peers takes a second)
- *   BENCH_PEERS_TIME_LIMIT=60              seconds per R fit
+ *   BENCH_FORECAST_PEERS=0 | cached        no R peers | reuse bench/.out/panels-r-peers.json per series whose
+ *                                          values and panels.R are unchanged (all 670 series took 23 minutes
+ *                                          under a load of 11; cached, a second)
+ *   BENCH_PEERS_TIME_LIMIT=300             seconds per R fit (under a load of 11 auto.arima took up to 60 s on
+ *                                          a monthly series of 110 values)
+ *   BENCH_PANELS_OURS=bench/.out/panels.json  ours from that earlier run's file instead of a new run (the peers
+ *                                          and the scores are computed anew: a run rescored against refitted peers)
  *   BENCH_COMMIT=abc1234                   the commit to name in the output when the tree has no .git (an
  *                                          exported `git archive` of a commit, measured while the working
  *                                          tree is being edited)
@@ -56,6 +59,15 @@ import { describePhases, OUT, PanelService, runOurs, SERVICE, TIME_LIMIT_S, type
 const here = dirname(fileURLToPath(import.meta.url));
 const ONLY = process.env.BENCH_PANELS_ONLY ? new RegExp(process.env.BENCH_PANELS_ONLY) : null;
 const PEERS = process.env.BENCH_FORECAST_PEERS ?? '1';
+const STORED = process.env.BENCH_PANELS_OURS;
+
+/** bench/.out/panels.json as written below. */
+interface StoredRun {
+  started: string;
+  commit: string;
+  service: boolean;
+  results: { id: string; ours: Omit<OursRun, 'rows'>; series: SeriesScore[] }[];
+}
 
 export const R_MODELS = [
   ['ets', 'R ets'],
@@ -118,52 +130,63 @@ const rounded = (pred: number[], decimals: number) => pred.map((v) => Math.round
 // ---------------------------------------------------------------------------------------------------------
 // R peers
 
+const uptime = () => loadavg().map((v) => v.toFixed(2)).join(' ');
+
 type RPeers = Record<string, Partial<Record<RModel, { pred?: number[]; seconds: number; error?: string }>>>;
 const seriesId = (p: Panel, k: number) => `${p.id}#${k}`;
 
+const LIMIT = Number(process.env.BENCH_PEERS_TIME_LIMIT ?? 300);
+
+/**
+ * panels.R on every series not in the cache. The cache holds one entry per series (its known values, season,
+ * horizon and panels.R): adding a panel fits only its series, and a fit that ran past a shorter limit than
+ * today's is fitted again.
+ */
 async function runRPeers(panels: Panel[]): Promise<RPeers> {
-  const input = panels
-    .flatMap((p) => p.series.map((s, k) => [seriesId(p, k), p.season, p.h, splitOf(p, s.values).known.join(',')].join('\t')))
-    .join('\n');
-  const key = createHash('sha256')
-    .update(input)
-    .update(readFileSync(join(here, 'panels.R')))
-    .update(process.env.BENCH_PEERS_TIME_LIMIT ?? '')
-    .digest('hex');
-  const cache = join(OUT, 'panels-r-peers.json');
-  if (PEERS === 'cached' && existsSync(cache)) {
-    const cached = JSON.parse(readFileSync(cache, 'utf8')) as { key: string; result: RPeers };
-    if (cached.key === key) {
-      console.log('R peers: reused from bench/.out/panels-r-peers.json (same series, same panels.R)');
-      return cached.result;
+  const script = readFileSync(join(here, 'panels.R'));
+  const wanted = panels.flatMap((p) =>
+    p.series.map((s, k) => {
+      const line = [p.season, p.h, splitOf(p, s.values).known.join(',')].join('\t');
+      return { id: seriesId(p, k), line, hash: createHash('sha256').update(line).update(script).digest('hex') };
+    }),
+  );
+  const cacheFile = join(OUT, 'panels-r-peers.json');
+  type Entry = { limit: number; models: RPeers[string] };
+  let cache: Record<string, Entry> = {};
+  if (PEERS === 'cached' && existsSync(cacheFile)) {
+    const stored = JSON.parse(readFileSync(cacheFile, 'utf8')) as { entries?: Record<string, Entry> };
+    cache = stored.entries ?? {};
+  }
+  const reusable = (e: Entry | undefined) => e !== undefined && (e.limit >= LIMIT || Object.values(e.models).every((m) => !m?.error?.startsWith('timed out')));
+  const todo = wanted.filter((w) => !reusable(cache[w.hash]));
+  if (todo.length > 0) {
+    const file = join(OUT, 'panels-r-series.tsv');
+    writeFileSync(file, `${todo.map((w, i) => `${i}\t${w.line}`).join('\n')}\n`);
+    const started = performance.now();
+    const stdout = await new Promise<string>((resolve, reject) => {
+      const child = spawn('Rscript', [join(here, 'panels.R'), file], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, BENCH_PEERS_TIME_LIMIT: String(LIMIT) } });
+      const chunks: Buffer[] = [];
+      child.stdout.on('data', (c: Buffer) => chunks.push(c));
+      child.on('error', reject);
+      child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`panels.R exited with ${code}`))));
+    });
+    for (const w of todo) cache[w.hash] = { limit: LIMIT, models: {} };
+    for (const line of stdout.split('\n').filter(Boolean)) {
+      const [index, model, seconds, status, values] = line.split('\t') as [string, RModel, string, string, string];
+      cache[todo[Number(index)]!.hash]!.models[model] = status === 'ok' ? { pred: values.split(',').map(Number), seconds: Number(seconds) } : { error: status, seconds: Number(seconds) };
     }
-  }
-  const file = join(OUT, 'panels-r-series.tsv');
-  writeFileSync(file, `${input}\n`);
-  const started = performance.now();
-  const stdout = await new Promise<string>((resolve, reject) => {
-    const child = spawn('Rscript', [join(here, 'panels.R'), file], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const chunks: Buffer[] = [];
-    child.stdout.on('data', (c: Buffer) => chunks.push(c));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`panels.R exited with ${code}`))));
-  });
-  const result: RPeers = {};
-  for (const line of stdout.split('\n').filter(Boolean)) {
-    const [id, model, seconds, status, values] = line.split('\t') as [string, RModel, string, string, string];
-    (result[id] ??= {})[model] = status === 'ok' ? { pred: values.split(',').map(Number), seconds: Number(seconds) } : { error: status, seconds: Number(seconds) };
-  }
-  console.log(`R peers: ${Object.keys(result).length} series in ${((performance.now() - started) / 1000).toFixed(0)} s`);
-  writeFileSync(cache, JSON.stringify({ key, result }));
-  return result;
+    console.log(`R peers: ${todo.length} series fitted in ${((performance.now() - started) / 1000).toFixed(0)} s, ${wanted.length - todo.length} from bench/.out/panels-r-peers.json, load ${uptime()}`);
+    writeFileSync(cacheFile, JSON.stringify({ entries: cache }));
+  } else console.log(`R peers: all ${wanted.length} series from bench/.out/panels-r-peers.json (same values, same panels.R)`);
+  return Object.fromEntries(wanted.map((w) => [w.id, cache[w.hash]!.models]));
 }
 
 // ---------------------------------------------------------------------------------------------------------
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const uptime = () => loadavg().map((v) => v.toFixed(2)).join(' ');
 
-export function scorePanel(p: Panel, ours: OursRun, rPeers: RPeers | null): SeriesScore[] {
+/** `stored`: ours' MASE per series from an earlier run's file (BENCH_PANELS_OURS), instead of `ours.rows`. */
+export function scorePanel(p: Panel, ours: OursRun, rPeers: RPeers | null, stored?: (number | undefined)[]): SeriesScore[] {
   const decimals = decimalsOf(p);
   const forecasts = p.series.map(() => new Array<number | undefined>(p.h).fill(undefined));
   const locator = locatorOf(p);
@@ -186,7 +209,7 @@ export function scorePanel(p: Panel, ours: OursRun, rPeers: RPeers | null): Seri
       }
     }
     const got = forecasts[k]!;
-    const ours = got.every((v) => v !== undefined) ? mase(got) : undefined;
+    const ours = stored ? stored[k] : got.every((v) => v !== undefined) ? mase(got) : undefined;
     return { key: s.key.join(' / '), known: known.length, scale, ...(ours === undefined ? {} : { ours }), naive, r, rMissed };
   });
 }
@@ -302,6 +325,9 @@ function perSeriesTable(results: PanelResult[]): string {
   return lines.join('\n');
 }
 
+/** A commit label as part of a file name. */
+export const fileTag = (commit: string) => commit.replace(/[^A-Za-z0-9]+/g, '-').replace(/-$/, '');
+
 /** BENCH_COMMIT names the commit of a tree exported with `git archive` (no .git to ask). */
 export const commitOf = () => {
   if (process.env.BENCH_COMMIT) return process.env.BENCH_COMMIT;
@@ -320,28 +346,32 @@ export async function benchPanels() {
     .filter(([id]) => !ONLY || ONLY.test(id))
     .map(([, make]) => make());
   mkdirSync(OUT, { recursive: true });
-  const commit = commitOf();
-  const started = new Date().toISOString();
+  const stored = STORED ? (JSON.parse(readFileSync(STORED, 'utf8')) as StoredRun) : null;
+  const commit = stored?.commit ?? commitOf();
+  const started = stored?.started ?? new Date().toISOString();
   console.log(`panels: ${panels.length} panels, ours ${SERVICE ? 'through a service' : 'in-process'}, limit ${TIME_LIMIT_S} s, commit ${commit}, load ${uptime()}`);
   const rPeers = PEERS === '0' ? null : await runRPeers(panels);
-  const service = SERVICE ? new PanelService() : null;
+  const service = SERVICE && !stored ? new PanelService() : null;
   const results: PanelResult[] = [];
   try {
     for (const panel of panels) {
       const upload = uploadOf(panel);
-      const ours = await runOurs(panel.id, upload, service);
-      const result: PanelResult = { panel, rows: upload.rows.length, ours, series: scorePanel(panel, ours, rPeers) };
+      const before = stored?.results.find((r) => r.id === panel.id);
+      if (stored && !before) throw new Error(`${STORED} has no panel ${panel.id}`);
+      const ours = before ? { ...before.ours, rows: [] } : await runOurs(panel.id, upload, service);
+      const result: PanelResult = { panel, rows: upload.rows.length, ours, series: scorePanel(panel, ours, rPeers, before?.series.map((s) => s.ours)) };
       results.push(result);
       console.log(`${panel.id}: ${panel.series.length} series, ${upload.rows.length} rows: ours ${describeOurs(result)}, load ${ours.load}${describePhases(ours) ? `; ${describePhases(ours)}` : ''}`);
     }
   } finally {
     await service?.close();
   }
-  const header = `Panels: ${started}, commit ${commit}, ours ${SERVICE ? 'through a service' : 'in-process'}, limit ${TIME_LIMIT_S} s per panel, load at the end ${uptime()}.`;
+  const rescored = STORED ? ` (ours from ${STORED}, rescored ${new Date().toISOString()} against the peers fitted since)` : '';
+  const header = `Panels: ${started}, commit ${commit}, ours ${SERVICE ? 'through a service' : 'in-process'}, limit ${TIME_LIMIT_S} s per panel, load at the end ${STORED ? 'in each panel line' : uptime()}${rescored}.`;
   const markdown = [header, '', panelTable(results), '', summary(results), '', perSeriesTable(results)].join('\n');
-  const name = `panels${SERVICE ? '-service' : ''}`;
+  const name = `panels${SERVICE ? '-service' : ''}${STORED ? '-rescored' : ''}`;
   writeFileSync(join(OUT, `${name}.md`), `${markdown}\n`);
-  writeFileSync(join(OUT, `${name}-${commit}.md`), `${markdown}\n`);
+  writeFileSync(join(OUT, `${name}-${fileTag(commit)}.md`), `${markdown}\n`);
   writeFileSync(
     join(OUT, `${name}.json`),
     JSON.stringify({ started, commit, service: SERVICE, results: results.map((r) => ({ id: r.panel.id, rows: r.rows, ours: { ...r.ours, rows: undefined }, series: r.series })) }),
