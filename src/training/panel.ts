@@ -39,9 +39,7 @@ import {
 } from './types.js';
 import { isEmptyCell, parseNumber } from './values.js';
 
-/** At most this many key columns are combined when no single column names the series. */
-const MAX_KEY_COLUMNS = 2;
-/** Candidate key columns tried in pairs (the fewest distinct values first). */
+/** Candidate key columns tried in pairs when no single one names the series (the fewest distinct values first). */
 const MAX_PAIR_CANDIDATES = 6;
 
 // ---------------------------------------------------------------------------------------------------------
@@ -69,14 +67,14 @@ function groupRows(analysis: Analysis, keys: string[], rowCount: number): Groupi
   return [...byKey.values()];
 }
 
-/** Every series' stamps strictly increase (rows without a stamp aside). */
-function increasingWithin(groups: Grouping['groups'], millis: (number | null)[]): boolean {
+/** Every series' stamps increase (strictly, or never going back when `repeats`), rows without a stamp aside. */
+function orderedWithin(groups: Grouping['groups'], millis: (number | null)[], repeats = false): boolean {
   for (const { rows } of groups) {
     let last = -Infinity;
     for (const i of rows) {
       const m = millis[i];
       if (m === null || m === undefined) continue;
-      if (!(m > last)) return false;
+      if (m < last || (m === last && !repeats)) return false;
       last = m;
     }
   }
@@ -109,25 +107,25 @@ export function detectKeys(input: TrainingInput, analysis: Analysis): Grouping |
   if (stated.length > 0) return { keys: stated, source: 'stated', groups: groupRows(analysis, stated, rowCount) };
   if (analysis.timeAxis.source === 'none') return null;
   const millis = analysis.timeline.map((d) => d?.toMillis() ?? null);
+  const whole = [{ key: [], rows: millis.map((_, i) => i) }];
   // One series (stamps already increase) is not a panel, whatever its text inputs.
-  if (increasingWithin([{ key: [], rows: millis.map((_, i) => i) }], millis)) return null;
+  if (orderedWithin(whole, millis)) return null;
   const candidates = keyCandidates(analysis, rowCount);
   const tries: string[][] = candidates.map((c) => [c.name]);
   const pairable = candidates.slice(0, MAX_PAIR_CANDIDATES);
-  if (MAX_KEY_COLUMNS >= 2) {
-    for (let a = 0; a < pairable.length; a++) {
-      for (let b = a + 1; b < pairable.length; b++) tries.push([(pairable[a] as { name: string }).name, (pairable[b] as { name: string }).name]);
-    }
+  for (let a = 0; a < pairable.length; a++) {
+    for (let b = a + 1; b < pairable.length; b++) tries.push([(pairable[a] as { name: string }).name, (pairable[b] as { name: string }).name]);
   }
-  for (const keys of tries) {
-    const groups = groupRows(analysis, keys, rowCount);
-    if (groups.length >= 2 && increasingWithin(groups, millis)) {
-      // Keys in upload order, as the user reads them.
-      const ordered = input.header.filter((h) => keys.includes(h));
-      return { keys: ordered, source: 'detected', groups: ordered.join() === keys.join() ? groups : groupRows(analysis, ordered, rowCount) };
-    }
-  }
-  return null;
+  const grouped = tries.map((keys) => ({ keys, groups: groupRows(analysis, keys, rowCount) })).filter((g) => g.groups.length >= 2);
+  // Stamps that repeat but never go back are one series logged twice (series.ts keeps the last row of each);
+  // only where they go back may a key with repeats inside its series be taken (they are reported per series).
+  const found =
+    grouped.find((g) => orderedWithin(g.groups, millis)) ??
+    (orderedWithin(whole, millis, true) ? undefined : grouped.find((g) => orderedWithin(g.groups, millis, true)));
+  if (!found) return null;
+  // Keys in upload order, as the user reads them.
+  const ordered = input.header.filter((h) => found.keys.includes(h));
+  return { keys: ordered, source: 'detected', groups: ordered.join() === found.keys.join() ? found.groups : groupRows(analysis, ordered, rowCount) };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -230,7 +228,7 @@ function globalCandidates(members: PanelMember[], seed: number, meter: WorkMeter
     const values = prep.analysis.known.map((i) => parseNumber((prep.analysis.readers[i] as CellReader)(col.name)) as number);
     return { time: prep.placement.knownTimes.map((t) => t + offset), values };
   });
-  const windows = Math.max(...entries.map((e) => (e.member.prep as PreparedSeries).backtest.splits.length));
+  const windows = entries.reduce((m, e) => Math.max(m, (e.member.prep as PreparedSeries).backtest.splits.length), 0);
   const rounds: GlobalRound[] = [];
   for (let r = 0; r <= windows; r++) {
     const final = r === windows;
@@ -328,13 +326,20 @@ function naiveScale(run: OutputRun): number {
   return scale > 0 ? scale : 1;
 }
 
+/** A row cap never cuts a series below this many of its most recent known rows. */
+const MIN_ROWS_PER_SERIES = 24;
+/** Series listed one by one in the report; the counts cover all of them. */
+const MAX_LISTED_SERIES = 1_000;
+
 export function forecastPanel(input: TrainingInput, grouping: Grouping, hooks: EngineHooks, seed: number): TrainingResult {
   const started = performance.now();
   const totalRows = grouping.groups.reduce((s, g) => s + g.rows.length, 0);
   const plan = seriesPlan(grouping.groups.length, totalRows);
-  const members = grouping.groups.map((g) => member(input, grouping.keys, g, seed, plan));
+  const cap = input.params.maxKnownRows;
+  const perSeries = cap !== undefined && totalRows > cap ? Math.max(MIN_ROWS_PER_SERIES, Math.floor(cap / grouping.groups.length)) : undefined;
+  const capped = perSeries === undefined ? input : { ...input, params: { ...input.params, maxKnownRows: perSeries } };
+  const members = grouping.groups.map((g) => member(capped, grouping.keys, g, seed, plan));
   const modelled = members.filter((m) => m.prep !== null);
-  if (modelled.length === 0) throw new TrainingError('invalid_input', `None of the ${members.length} series found by ${grouping.keys.join(' x ')} has ${MIN_KNOWN_ROWS} known rows or more`);
   const readMs = performance.now() - started;
 
   const localCost = modelled.reduce((s, m) => s + (m.prep as PreparedSeries).cost, 0);
@@ -351,7 +356,8 @@ export function forecastPanel(input: TrainingInput, grouping: Grouping, hooks: E
   for (const m of modelled) results.set(m, finishSeries(m.prep as PreparedSeries, runs.get(m) as OutputRun[], meter, started));
   const fitMs = performance.now() - started - readMs - backtestMs;
   meter.finish();
-  return assemble(input, grouping, members, runs, results, { readMs, backtestMs, fitMs }, seed, performance.now() - started);
+  const notes = perSeries === undefined ? [] : [`each series cut to its most recent ${perSeries} known rows (the row cap of ${cap} over ${members.length} series)`];
+  return assemble(input, grouping, members, runs, results, { readMs, backtestMs, fitMs }, seed, performance.now() - started, notes);
 }
 
 function assemble(
@@ -363,6 +369,7 @@ function assemble(
   phases: { readMs: number; backtestMs: number; fitMs: number },
   seed: number,
   trainMs: number,
+  notes: string[],
 ): TrainingResult {
   // Rows in upload order; a series' generated future rows right after its last uploaded row.
   const placed: { order: number; row: TrainingResult['forecasts'][number] }[] = [];
@@ -386,7 +393,13 @@ function assemble(
       engine.outputs.forEach((o) => outputs.add(o.column));
       const selection = result.selection?.outputs ?? [];
       for (const o of selection) wins[o.chosen] = (wins[o.chosen] ?? 0) + 1;
-      perSeries.push({ key: m.key, rows: m.knownRows, outputs: selection.map((o) => ({ column: o.column, chosen: o.chosen, error: o.error, baseline: o.baseline })) });
+      const timeNotes = result.selection?.timeNotes ?? [];
+      perSeries.push({
+        key: m.key,
+        rows: m.knownRows,
+        outputs: selection.map((o) => ({ column: o.column, chosen: o.chosen, error: o.error, baseline: o.baseline })),
+        ...(timeNotes.length > 0 ? { note: timeNotes.join('; ') } : {}),
+      });
     } else {
       const { carried } = fallbackForecast(m);
       seriesStates.push({ key: m.key, engine: null, carried });
@@ -397,16 +410,16 @@ function assemble(
   placed.sort((a, b) => a.order - b.order);
 
   const modelled = members.filter((m) => results.has(m));
-  const first = results.get(modelled[0] as PanelMember) as TrainingResult;
+  const first = modelled.length > 0 ? (results.get(modelled[0] as PanelMember) as TrainingResult) : undefined;
   const lengths = members.map((m) => m.knownRows);
   const panel: PanelReport = {
     keys: grouping.keys,
     keySource: grouping.source,
     series: members.length,
-    shortest: Math.min(...lengths),
-    longest: Math.max(...lengths),
+    shortest: lengths.reduce((a, b) => Math.min(a, b), Infinity),
+    longest: lengths.reduce((a, b) => Math.max(a, b), 0),
     wins,
-    perSeries,
+    perSeries: perSeries.slice(0, MAX_LISTED_SERIES),
   };
   const state: PanelState = { version: 1, kind: 'panel', keys: grouping.keys, inputColumns: [...inputColumns], outputs: [...outputs], series: seriesStates };
   const params = { ...input.params, seed };
@@ -418,17 +431,20 @@ function assemble(
   for (const r of all) frequencies.set(r.selection?.frequency ?? 'none', (frequencies.get(r.selection?.frequency ?? 'none') ?? 0) + 1);
   const frequency = [...frequencies.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'none';
   const typical = all.find((r) => r.selection?.frequency === frequency) ?? first;
+  // Every series too short for a model: each carried forward, and the report says why per series.
+  const noRuns = modelled.length === 0 ? [`none of the ${members.length} series has ${MIN_KNOWN_ROWS} known rows: each carries its last known value forward`] : [];
   return {
     model: JSON.parse(JSON.stringify({ version: 2, params, engine: state })) as TrainedModelV2,
     forecasts: placed.map((p) => p.row),
     selection: {
       modelFamily: 'auto',
-      scheme: typical.selection?.scheme ?? 'rolling-origin',
-      windows: Math.max(...all.map((r) => r.selection?.windows ?? 0)),
-      horizon: Math.max(...all.map((r) => r.selection?.horizon ?? 0)),
+      scheme: typical?.selection?.scheme ?? 'rolling-origin',
+      windows: all.reduce((m, r) => Math.max(m, r.selection?.windows ?? 0), 0),
+      horizon: all.reduce((m, r) => Math.max(m, r.selection?.horizon ?? 0), 0),
       frequency,
-      season: typical.selection?.season ?? 1,
-      periods: typical.selection?.periods ?? [],
+      season: typical?.selection?.season ?? 1,
+      periods: typical?.selection?.periods ?? [],
+      ...(notes.length + noRuns.length > 0 ? { timeNotes: [...notes, ...noRuns] } : {}),
       outputs: summaryOutputs(modelled, runs),
       panel,
     },
@@ -442,7 +458,7 @@ function assemble(
       trainingRows: all.reduce((s, r) => s + r.metrics.trainingRows, 0),
     },
     successRate: validationRows === 0 ? 0 : Math.round(all.reduce((s, r) => s + r.successRate * r.metrics.validationRows, 0) / validationRows),
-    figures: { ...first.figures, outputs: outputs.size },
+    figures: { ...(first?.figures ?? { neurons: 0, inputs: 0, layersRequested: 0, layersCreated: 0 }), outputs: outputs.size },
     timing: { trainMs, samples: all.reduce((s, r) => s + r.timing.samples, 0), epochs: 0, samplesEpochsPerSecond: 0, phases },
   };
 }

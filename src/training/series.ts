@@ -32,6 +32,8 @@ import { isEmptyCell, parseNumber } from './values.js';
 
 export const MIN_KNOWN_ROWS = 5;
 
+const positiveOr = (n: number | undefined) => (n !== undefined && n > 0 ? n : Infinity);
+
 export function invalid(message: string): TrainingError {
   return new TrainingError('invalid_input', message);
 }
@@ -111,8 +113,8 @@ export function analyse(input: TrainingInput): Analysis {
   }
 
   const valid = candidates.filter((i) => isValidKnownRow(readers[i] as CellReader, columns, dateFormats));
-  const limit = input.params.dataRowsToConsider;
-  let known = limit !== undefined && limit > 0 && valid.length > limit ? valid.slice(valid.length - Math.floor(limit)) : valid;
+  const limit = Math.min(positiveOr(input.params.dataRowsToConsider), positiveOr(input.params.maxKnownRows));
+  let known = valid.length > limit ? valid.slice(valid.length - Math.floor(limit)) : valid;
   if (known.length < MIN_KNOWN_ROWS) {
     throw invalid(`At least ${MIN_KNOWN_ROWS} valid rows with known outputs are needed, found ${known.length}`);
   }

@@ -338,7 +338,10 @@ export async function loadTrainingSet(
   const check = knownRowCheck(header, spool.columns, detect);
   const asked = params.dataRowsToConsider !== undefined && params.dataRowsToConsider > 0 ? Math.floor(params.dataRowsToConsider) : Infinity;
   const ceiling = Math.min(limits.maxRows, rowsThatFit(limits.budgetMb, width));
-  const capRows = Math.min(asked, ceiling);
+  // An upload that may hold many series (a time axis and a column that could be a key): cutting it here, in
+  // upload order, would drop whole series; the engine cuts each series to its most recent rows instead.
+  const keyed = check.isSeries && spool.columns.some((c) => c.role === 'key' || c.role === 'input');
+  const capRows = keyed ? Infinity : Math.min(asked, ceiling);
   const rule: TrainingSetReport['cap']['rule'] = asked <= ceiling ? 'DataRowsToConsider' : check.isSeries ? 'most recent' : 'seeded sample';
   const sampling = rule === 'seeded sample';
   const random = mulberry32(params.seed !== undefined && Number.isFinite(params.seed) ? Math.trunc(params.seed) >>> 0 : SAMPLE_SEED);
@@ -397,7 +400,7 @@ export async function loadTrainingSet(
   const columns = spool.columns.map((c) => (kinds[c.name] ? { ...c, kind: kinds[c.name] as ColumnSpec['kind'] } : c));
   const kept = known.size + forecast.size + (skipped?.size ?? 0);
   const heldMb = (known.bytes() + forecast.bytes() + (skipped?.bytes() ?? 0)) / MB;
-  const estimateMb = heldMb + engineEstimateMb(kept, width);
+  const estimateMb = heldMb + engineEstimateMb(keyed ? Math.min(kept, ceiling) : kept, width);
   const report: TrainingSetReport = {
     rows,
     known: known.size,
@@ -429,5 +432,6 @@ export async function loadTrainingSet(
     if (best < 0) break;
     materialised.push(stores[best]!.cells(orders[best]![heads[best]!++]!));
   }
-  return { input: { header, columns, rows: materialised, params }, report };
+  const engineParams = keyed && ceiling < known.size ? { ...params, maxKnownRows: ceiling } : params;
+  return { input: { header, columns, rows: materialised, params: engineParams }, report };
 }

@@ -39,8 +39,14 @@ export interface TrainingParams {
   layersRequested?: number;
   /** brain.js SGD learning rate, 0 < lr < 1. Default 0.05 (momentum fixed at brain's 0.1). */
   learningRate?: number;
-  /** Use only the most recent N known rows (after invalid rows are skipped). 0/undefined = all. */
+  /** Use only the most recent N known rows (after invalid rows are skipped). 0/undefined = all. A panel: per series. */
   dataRowsToConsider?: number;
+  /**
+   * Set by the training-set reader, never by users (issue 33): the row cap (TRAINING_MAX_ROWS, or what fits the
+   * memory budget) that an upload which may hold many series leaves to the engine, so that it cuts each series
+   * to its most recent rows instead of the reader dropping whole series in upload order.
+   */
+  maxKnownRows?: number;
   /** Clip numeric forecasts at 0 (applied after the margins). */
   noNegatives?: boolean;
   /**
@@ -205,6 +211,7 @@ export interface PanelReport {
   longest: number;
   /** How often each family (or 'combination') won, over every series x output. */
   wins: Record<string, number>;
+  /** The first 1,000 series in upload order (`series` counts them all). */
   perSeries: PanelSeriesReport[];
 }
 

@@ -1,0 +1,112 @@
+/**
+ * The panel engine's rules that need no HTTP (issue 33): which columns are the key, what a row cap does to
+ * many series, and the bad inputs of item 7 (repeated stamps in a series, empty key cells, tens of thousands
+ * of series too short for a model).
+ */
+import { describe, expect, it } from 'vitest';
+import { trainModel } from '../../src/training/engine.js';
+import { predict } from '../../src/training/predict.js';
+import type { ColumnSpec, TrainingInput, TrainingResult } from '../../src/training/types.js';
+
+const num = (name: string, role: ColumnSpec['role'] = 'input'): ColumnSpec => ({ name, role, kind: 'numeric' });
+const text = (name: string, role: ColumnSpec['role'] = 'input'): ColumnSpec => ({ name, role, kind: 'categorical' });
+const part = (name: 'year' | 'month'): ColumnSpec => ({ name, role: 'date', kind: 'numeric', datePart: name });
+
+/** A seasonal monthly value per series (level and amplitude differ), `months` months from 2010, the last `hidden` empty. */
+function monthly(keys: string[][], months: number, hidden: number): (string | null)[][] {
+  const rows: (string | null)[][] = [];
+  keys.forEach((key, s) => {
+    for (let t = 0; t < months; t++) {
+      const value = 100 * (s + 1) + 10 * (s + 1) * Math.sin((2 * Math.PI * t) / 12) + t;
+      rows.push([...key, String(2010 + Math.floor(t / 12)), String((t % 12) + 1), t < months - hidden ? value.toFixed(1) : '']);
+    }
+  });
+  return rows;
+}
+
+function input(keyColumns: ColumnSpec[], rows: (string | null)[][], extra: Partial<TrainingInput['params']> = {}): TrainingInput {
+  return {
+    header: [...keyColumns.map((c) => c.name), 'year', 'month', 'value'],
+    columns: [...keyColumns, part('year'), part('month'), num('value', 'output')],
+    rows,
+    params: { seed: 7, ...extra },
+  };
+}
+
+const panelOf = (r: TrainingResult) => r.selection?.panel;
+
+describe('series identity', () => {
+  it('finds a text key under which the time axis repeats, and forecasts each series on its own level', () => {
+    const r = trainModel(input([text('store')], monthly([['north'], ['south'], ['east']], 36, 6)));
+    expect(panelOf(r)).toMatchObject({ keys: ['store'], keySource: 'detected', series: 3, shortest: 30, longest: 30 });
+    for (const [s, store] of ['north', 'south', 'east'].entries()) {
+      const values = r.forecasts.filter((f) => f.values.store === store).map((f) => Number(f.values.value));
+      expect(values).toHaveLength(6);
+      // Each series' level is 100 x (its index + 1): another series' forecast would be 100 away.
+      values.forEach((v, j) => {
+        const t = 30 + j;
+        expect(Math.abs(v - (100 * (s + 1) + 10 * (s + 1) * Math.sin((2 * Math.PI * t) / 12) + t))).toBeLessThan(10);
+      });
+    }
+  });
+
+  it('combines two columns when neither alone names a series (store x product), and takes whole-number ids', () => {
+    const keys = [['1', 'a'], ['1', 'b'], ['2', 'a'], ['2', 'b']];
+    const r = trainModel(input([num('store'), text('product')], monthly(keys, 30, 3)));
+    expect(panelOf(r)).toMatchObject({ keys: ['store', 'product'], series: 4 });
+    expect(panelOf(r)?.perSeries.map((s) => s.key)).toEqual(keys);
+  });
+
+  it('reads one series with a text input as one series, not a panel', () => {
+    const rows = monthly([['x']], 40, 4).map((row, t) => [t % 2 === 0 ? 'sunny' : 'rainy', ...row.slice(1)]);
+    expect(panelOf(trainModel(input([text('weather')], rows)))).toBeUndefined();
+  });
+
+  it('keeps a series whose stamps repeat, reporting the repeats on that series', () => {
+    const rows = monthly([['north'], ['south']], 30, 3);
+    rows.splice(10, 0, [...(rows[10] as (string | null)[])]);
+    const r = trainModel(input([text('store')], rows));
+    expect(panelOf(r)?.series).toBe(2);
+    expect(panelOf(r)?.perSeries[0]?.note).toMatch(/1 repeated timestamp: kept the last row/);
+    expect(panelOf(r)?.perSeries[1]?.note).toBeUndefined();
+  });
+
+  it('makes empty key cells one more series', () => {
+    const r = trainModel(input([text('store')], monthly([['north'], ['']], 30, 3)));
+    expect(panelOf(r)?.perSeries.map((s) => s.key)).toEqual([['north'], ['']]);
+    expect(r.forecasts.filter((f) => f.values.store === '')).toHaveLength(3);
+  });
+});
+
+describe('bounds', () => {
+  it('cuts each series to its most recent rows under a row cap, never whole series', () => {
+    const keys = [['a'], ['b'], ['c'], ['d']];
+    const r = trainModel(input([text('store')], monthly(keys, 60, 6), { maxKnownRows: 120 }));
+    expect(panelOf(r)?.perSeries.map((s) => s.rows)).toEqual([30, 30, 30, 30]);
+    expect(r.selection?.timeNotes).toContain('each series cut to its most recent 30 known rows (the row cap of 120 over 4 series)');
+    expect(r.forecasts).toHaveLength(24);
+  });
+
+  it('answers 20,000 series of 3 rows by carrying each forward, lists the first 1,000 and says why', () => {
+    const rows: (string | null)[][] = [];
+    for (let s = 0; s < 20_000; s++) for (let y = 0; y < 3; y++) rows.push([`s${s}`, String(2000 + y), '1', y < 2 ? String(s % 97 + y) : '']);
+    const r = trainModel(input([text('id')], rows));
+    expect(panelOf(r)).toMatchObject({ series: 20_000, shortest: 2, longest: 2 });
+    expect(panelOf(r)?.perSeries).toHaveLength(1_000);
+    expect(panelOf(r)?.perSeries[0]?.note).toMatch(/too short for a model/);
+    expect(r.selection?.timeNotes?.[0]).toMatch(/none of the 20000 series has 5 known rows/);
+    expect(r.forecasts[0]?.values).toMatchObject({ id: 's0', year: '2002', value: '1' });
+  });
+});
+
+describe('a stored panel model', () => {
+  it('predicts a row with its own series model after a JSON round trip, and refuses an unknown series', () => {
+    const upload = input([text('store')], monthly([['north'], ['south']], 36, 6));
+    const r = trainModel(upload);
+    const stored = JSON.parse(JSON.stringify(r.model)) as typeof r.model;
+    const header = ['store', 'year', 'month', 'value'];
+    const [south] = predict(stored, header, [['south', '2012', '7', '']]);
+    expect(south?.value).toBe(r.forecasts.find((f) => f.values.store === 'south' && f.values.month === '7')?.values.value);
+    expect(() => predict(stored, header, [['west', '2012', '7', '']])).toThrow(/No series store=west/);
+  });
+});
