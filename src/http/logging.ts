@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger } from 'fastify';
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger, LoggerOptions } from 'pino';
 
 /** Query and body parameters whose values never reach a log line. */
@@ -39,4 +39,22 @@ export function loggerOptions(level: string): LoggerOptions {
 /** Any logger handed to the app gets the same redaction, whoever built it. */
 export function redactingChild(logger: Logger): FastifyBaseLogger {
   return logger.child({}, { serializers, redact });
+}
+
+/**
+ * One log line per request, written when it completes, with the request and the outcome together
+ * (nginx's access log), instead of Fastify's two ("incoming request", "request completed"): each line
+ * cost the session check ~5% of its CPU in serialising and writing (issue 35). The arrival line is
+ * still there at LOG_LEVEL=debug, for a request that never completes.
+ */
+export class RequestLogLines extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    if (!this.isLogDisabled(request)) request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (this.isLogDisabled(request)) return;
+    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
 }
