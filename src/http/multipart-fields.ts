@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { finished } from 'node:stream/promises';
 
 /**
@@ -20,4 +20,13 @@ export async function multipartFieldsAsBody(request: FastifyRequest): Promise<vo
     else if (typeof value === 'number' || typeof value === 'boolean') fields[part.fieldname] = String(value);
   }
   request.body = fields;
+}
+
+/**
+ * The preHandler hook: a callback hook that answers at once for a request without a multipart form
+ * (every request but a few), instead of an async hook's promise and microtask turn (issue 35).
+ */
+export function multipartFieldsHook(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  if (!request.isMultipart() || request.routeOptions.config?.upload) return done();
+  multipartFieldsAsBody(request).then(() => done(), done);
 }
