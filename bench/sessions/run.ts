@@ -9,8 +9,12 @@
  *
  *   npm run bench sessions
  *     BENCH_ROUNDS=3 BENCH_SECONDS=8 BENCH_CONNECTIONS=50 BENCH_SESSIONS_DB=pg,pglite
- *     BENCH_NODE_FLAGS='--v8-pool-size=2'   the service's node flags instead of the start script's (A/B)
+ *     BENCH_NODE_FLAGS='--v8-pool-size=2'   the service's node flags instead of the start script's
+ *     BENCH_B_FLAGS='...' BENCH_B_ENV='LOG_LEVEL=warn'   also a variant "ours B" with these node flags and
+ *                                           environment, in the same rounds (an A/B in one run)
  *     BENCH_CPU_PROF=<dir>                  the service writes a --cpu-prof profile there when it stops
+ *     BENCH_RATE=500                        a fixed rate instead of saturation: CPU per request compared at
+ *                                           the same pace, which a busy machine moves less than req/s
  * Target: ours / floor >= 0.90 on both databases.
  */
 import autocannon from 'autocannon';
@@ -26,6 +30,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const KINDS = (process.env.BENCH_SESSIONS_DB ?? 'pg,pglite').split(',') as ('pg' | 'pglite')[];
+/** Requests per second for all connections together; unset: as fast as the server answers. */
+const RATE = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
 const ADMIN_PASSWORD = 'Bench-Adm1n-password';
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -45,7 +51,7 @@ async function measure(target: Target): Promise<Measured> {
   // A short warm-up lets the JIT and the pools settle before measuring.
   await autocannon({ url: target.url, connections: CONNECTIONS, duration: 2 });
   const before = await processCpu(target.pid);
-  const result = await autocannon({ url: target.url, connections: CONNECTIONS, duration: SECONDS });
+  const result = await autocannon({ url: target.url, connections: CONNECTIONS, duration: SECONDS, ...(RATE ? { overallRate: RATE } : {}) });
   const cpu = cpuSince(before, await processCpu(target.pid));
   if (result.errors + result.non2xx > 0) throw new Error(`${target.url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
   return { rps: result.requests.average, p99: result.latency.p99, cpuUs: ((cpu.main + cpu.others) * 1e6) / result.requests.total };
@@ -72,8 +78,9 @@ interface Service {
 }
 
 /** The service as `npm start` runs it, on 127.0.0.1 and a free port; its output goes to `logFile`. */
-async function startService(environment: Record<string, string>, logFile: string): Promise<Service> {
-  const { env, flags, script } = startCommand();
+async function startService(environment: Record<string, string>, logFile: string, flagsInstead?: string[]): Promise<Service> {
+  const { env, flags: startFlags, script } = startCommand();
+  const flags = flagsInstead ?? startFlags;
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
   const out = openSync(logFile, 'a');
   const child = spawn(process.execPath, [...flags, ...profile, script], {
@@ -107,31 +114,55 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
-/** Both answer the same body for the same session: the floor does the same work, no less. */
-async function sameReply(ours: Target, floor: Target): Promise<void> {
-  const [a, b] = await Promise.all([fetch(ours.url).then((r) => r.text()), fetch(floor.url).then((r) => r.text())]);
-  if (a !== b || !a.startsWith('{"status":0')) throw new Error(`the service and the floor answer differently:\n${a}\n${b}`);
+/** Every target answers the same body for the same session: the floor does the same work, no less. */
+async function sameReply(targets: Named[]): Promise<void> {
+  const bodies = await Promise.all(targets.map((t) => fetch(t.url).then((r) => r.text())));
+  if (bodies.some((body) => body !== bodies[0]) || !bodies[0]!.startsWith('{"status":0')) {
+    throw new Error(`the service and the floor answer differently:\n${bodies.join('\n')}`);
+  }
 }
 
-async function compare(kind: 'pg' | 'pglite', ours: Target, floor: Target) {
-  await sameReply(ours, floor);
-  const rounds: { ours: Measured; floor: Measured; ratio: number; load: number }[] = [];
+interface Named extends Target {
+  name: string;
+}
+
+/** Rounds over the targets in turn, each round starting one further, so none is always measured first. */
+async function compare(kind: 'pg' | 'pglite', targets: Named[]) {
+  await sameReply(targets);
+  const rounds: { measured: Measured[]; load: number }[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const load = loadavg()[0]!;
-    const first = round % 2 === 0 ? floor : ours;
-    const a = await measure(first);
-    const b = await measure(first === floor ? ours : floor);
-    const [f, o] = first === floor ? [a, b] : [b, a];
-    rounds.push({ ours: o, floor: f, ratio: o.rps / f.rps, load });
-    console.log(
-      `  ${kind} round ${round + 1}: floor ${f.rps.toFixed(0)} req/s (p99 ${f.p99} ms, ${f.cpuUs.toFixed(0)} µs CPU/req), ` +
-        `ours ${o.rps.toFixed(0)} req/s (p99 ${o.p99} ms, ${o.cpuUs.toFixed(0)} µs CPU/req), ours / floor ${(o.rps / f.rps).toFixed(2)}, load ${load.toFixed(1)}`,
-    );
+    const measured: Measured[] = [];
+    for (let i = 0; i < targets.length; i++) {
+      const at = (round + i) % targets.length;
+      measured[at] = await measure(targets[at]!);
+    }
+    rounds.push({ measured, load });
+    const floor = measured[0]!;
+    const parts = targets.map((t, i) => {
+      const m = measured[i]!;
+      return `${t.name} ${m.rps.toFixed(0)} req/s (p99 ${m.p99} ms, ${m.cpuUs.toFixed(0)} µs CPU/req${i > 0 ? `, ${(m.rps / floor.rps).toFixed(2)} of the floor` : ''})`;
+    });
+    console.log(`  ${kind} round ${round + 1}, load ${load.toFixed(1)}: ${parts.join('; ')}`);
   }
-  return rounds;
+  return targets.map((t, i) => ({
+    name: t.name,
+    rps: median(rounds.map((r) => r.measured[i]!.rps)),
+    cpuUs: median(rounds.map((r) => r.measured[i]!.cpuUs)),
+    ratios: rounds.map((r) => r.measured[i]!.rps / r.measured[0]!.rps),
+  }));
 }
 
-const ourTarget = (service: Service, session: string): Target => ({
+/** The service as `npm start` runs it, and BENCH_B_ENV / BENCH_B_FLAGS' variant when one is given. */
+function variants(): { name: string; env: Record<string, string>; flags?: string[] }[] {
+  const b = process.env.BENCH_B_ENV !== undefined || process.env.BENCH_B_FLAGS !== undefined;
+  const env = Object.fromEntries((process.env.BENCH_B_ENV ?? '').split(/\s+/).filter(Boolean).map((pair) => [pair.split('=')[0]!, pair.split('=').slice(1).join('=')]));
+  const flags = process.env.BENCH_B_FLAGS?.split(/\s+/).filter(Boolean);
+  return [{ name: 'ours', env: {} }, ...(b ? [{ name: 'ours B', env, flags }] : [])];
+}
+
+const ourTarget = (name: string, service: Service, session: string): Named => ({
+  name,
   url: `http://127.0.0.1:${service.port}/api/202203010900/sessions.php?session=${session}`,
   pid: service.child.pid!,
 });
@@ -141,12 +172,17 @@ async function benchPostgres() {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'mtcs-bench-sessions-'));
   const children: ChildProcess[] = [];
   try {
-    const service = await startService({ DATABASE_URL: db.url, DATA_DIR: dataDir }, path.join(dataDir, 'service.log'));
-    children.push(service.child);
-    const session = await login(service.port);
+    const services: { name: string; service: Service }[] = [];
+    for (const [i, variant] of variants().entries()) {
+      const service = await startService({ DATABASE_URL: db.url, DATA_DIR: path.join(dataDir, String(i)), ...variant.env }, path.join(dataDir, `service-${i}.log`), variant.flags);
+      children.push(service.child);
+      services.push({ name: variant.name, service });
+    }
+    const session = await login(services[0]!.service.port);
     const floor = await startTarget('bench/sessions/floor.ts', ['pg', db.url]);
     children.push(floor.child);
-    return await compare('pg', ourTarget(service, session), { url: `http://127.0.0.1:${floor.port}/?session=${session}`, pid: floor.child.pid! });
+    const floorTarget = { name: 'floor', url: `http://127.0.0.1:${floor.port}/?session=${session}`, pid: floor.child.pid! };
+    return await compare('pg', [floorTarget, ...services.map(({ name, service }) => ourTarget(name, service, session))]);
   } finally {
     for (const child of children.reverse()) await stop(child);
     await db.drop();
@@ -158,17 +194,24 @@ async function benchPGlite() {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'mtcs-bench-sessions-'));
   const children: ChildProcess[] = [];
   try {
-    // The first start makes the data directory and the session; the floor gets a copy of it while the
-    // service is stopped (one process opens a PGlite directory at a time).
-    const first = await startService({ DATA_DIR: dataDir }, path.join(dataDir, 'first-start.log'));
+    // The first start makes the data directory and the session; the floor and every variant get a copy
+    // of it while the service is stopped (one process opens a PGlite directory at a time).
+    const first = await startService({ DATA_DIR: path.join(dataDir, 'first') }, path.join(dataDir, 'first-start.log'));
     const session = await login(first.port);
     await stop(first.child);
-    cpSync(path.join(dataDir, 'pgdata'), path.join(dataDir, 'floor-pgdata'), { recursive: true });
-    const service = await startService({ DATA_DIR: dataDir }, path.join(dataDir, 'service.log'));
-    children.push(service.child);
+    const copy = (to: string) => cpSync(path.join(dataDir, 'first', 'pgdata'), to, { recursive: true });
+    copy(path.join(dataDir, 'floor-pgdata'));
+    const services: { name: string; service: Service }[] = [];
+    for (const [i, variant] of variants().entries()) {
+      copy(path.join(dataDir, String(i), 'pgdata'));
+      const service = await startService({ DATA_DIR: path.join(dataDir, String(i)), ...variant.env }, path.join(dataDir, `service-${i}.log`), variant.flags);
+      children.push(service.child);
+      services.push({ name: variant.name, service });
+    }
     const floor = await startTarget('bench/sessions/floor.ts', ['pglite', path.join(dataDir, 'floor-pgdata')]);
     children.push(floor.child);
-    return await compare('pglite', ourTarget(service, session), { url: `http://127.0.0.1:${floor.port}/?session=${session}`, pid: floor.child.pid! });
+    const floorTarget = { name: 'floor', url: `http://127.0.0.1:${floor.port}/?session=${session}`, pid: floor.child.pid! };
+    return await compare('pglite', [floorTarget, ...services.map(({ name, service }) => ourTarget(name, service, session))]);
   } finally {
     for (const child of children.reverse()) await stop(child);
     rmSync(dataDir, { recursive: true, force: true });
@@ -184,13 +227,14 @@ export async function benchSessions() {
   console.log(`${CONNECTIONS} connections, 2 s warm-up then ${SECONDS} s each, ${ROUNDS} alternating rounds, ${new Date().toISOString()}`);
   const summary: string[] = [];
   for (const kind of KINDS) {
-    const rounds = kind === 'pg' ? await benchPostgres() : await benchPGlite();
-    const ratios = rounds.map((r) => r.ratio);
-    summary.push(
-      `${kind === 'pg' ? 'Postgres' : 'PGlite  '}  floor ${median(rounds.map((r) => r.floor.rps)).toFixed(0)} req/s ${median(rounds.map((r) => r.floor.cpuUs)).toFixed(0)} µs CPU/req, ` +
-        `ours ${median(rounds.map((r) => r.ours.rps)).toFixed(0)} req/s ${median(rounds.map((r) => r.ours.cpuUs)).toFixed(0)} µs CPU/req; ` +
-        `ours / floor median ${median(ratios).toFixed(2)} (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')}; target >= 0.90)`,
-    );
+    const results = kind === 'pg' ? await benchPostgres() : await benchPGlite();
+    const [floor, ...ours] = results;
+    for (const r of ours) {
+      summary.push(
+        `${kind === 'pg' ? 'Postgres' : 'PGlite'}: floor ${floor!.rps.toFixed(0)} req/s (${floor!.cpuUs.toFixed(0)} µs CPU/req), ${r.name} ${r.rps.toFixed(0)} req/s (${r.cpuUs.toFixed(0)} µs CPU/req); ` +
+          `${r.name} / floor median ${median(r.ratios).toFixed(2)} (rounds ${r.ratios.map((x) => x.toFixed(2)).join(', ')}; target >= 0.90)`,
+      );
+    }
   }
   console.log(summary.join('\n'));
 }
