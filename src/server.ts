@@ -15,9 +15,7 @@ async function main() {
   database.catch(() => undefined); // awaited by startRuntime; a failure is reported from there
   const [{ default: pino }, { loggerOptions }, { createMetrics }, { ensureAdministrator, refreshJobGauges, startRuntime }, { onShutdownSignal }, { createTrainingRunner, recoveryOptions }] =
     await Promise.all([import('pino'), import('./http/logging.js'), import('./observability/metrics.js'), import('./runtime.js'), import('./shutdown.js'), import('./jobs-runner/wiring.js')]);
-  // Log lines leave through asynchronous writes, several lines a write under load, instead of one
-  // blocking write(2) per line on the event loop (issue 35); pino flushes what is pending at exit.
-  const logger = pino(loggerOptions(config.logLevel), pino.destination({ sync: false }));
+  const logger = pino(loggerOptions(config.logLevel));
   const metrics = createMetrics();
   const [runtime, { buildApp }] = await Promise.all([startRuntime(config, logger, metrics, { database }), import('./app.js')]);
   const [app] = await Promise.all([
