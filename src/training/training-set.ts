@@ -18,9 +18,10 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
+import { PART_ORDER } from './dates.js';
 import { readPart } from './encoder.js';
 import { mulberry32 } from './prng.js';
-import { TrainingError, type ColumnSpec, type TrainingInput, type TrainingParams } from './types.js';
+import { TrainingError, type ColumnSpec, type DatePart, type TrainingInput, type TrainingParams } from './types.js';
 import { isEmptyCell, parseNumber } from './values.js';
 
 /** What the runner hands the training thread instead of the rows. */
@@ -201,7 +202,7 @@ class RowStore {
   readonly columns: Column[];
   constructor(
     private readonly numeric: boolean[],
-    readonly capacity = Infinity,
+    public capacity = Infinity,
   ) {
     const initial = Math.min(1024, capacity);
     this.rowIndex = new Int32Array(initial);
@@ -313,7 +314,22 @@ function knownRowCheck(header: string[], columns: ColumnSpec[], detect: Set<stri
       parts.every((i) => readPart(cells[i]) !== null) &&
       dates.every((i) => !isEmptyCell(cells[i])),
     isSeries: parts.length + dates.length > 0,
+    hasWholeDates: dates.length > 0,
+    isInput: (i: number) => used.some((c) => c.role === 'input' && at(c.name) === i),
+    /** Date-part columns, coarsest first, to compare stamps row by row. */
+    partsByRank: used
+      .filter((c) => c.role === 'date' && c.datePart)
+      .sort((a, b) => PART_ORDER.indexOf(a.datePart as DatePart) - PART_ORDER.indexOf(b.datePart as DatePart))
+      .map((c) => at(c.name)),
   };
+}
+
+/** A stamp (date parts, coarsest first) earlier than the one before it. */
+function goesBack(stamp: number[], last: number[]): boolean {
+  for (let k = 0; k < stamp.length; k++) {
+    if ((stamp[k] as number) !== (last[k] as number)) return (stamp[k] as number) < (last[k] as number);
+  }
+  return false;
 }
 
 const tooLarge = (needMb: number, budgetMb: number, why: string) =>
@@ -338,10 +354,13 @@ export async function loadTrainingSet(
   const check = knownRowCheck(header, spool.columns, detect);
   const asked = params.dataRowsToConsider !== undefined && params.dataRowsToConsider > 0 ? Math.floor(params.dataRowsToConsider) : Infinity;
   const ceiling = Math.min(limits.maxRows, rowsThatFit(limits.budgetMb, width));
-  // An upload that may hold many series (a time axis and a column that could be a key): cutting it here, in
-  // upload order, would drop whole series; the engine cuts each series to its most recent rows instead.
-  const keyed = check.isSeries && spool.columns.some((c) => c.role === 'key' || c.role === 'input');
-  const capRows = keyed ? Infinity : Math.min(asked, ceiling);
+  // An upload of many series (issue 33): cut here, in upload order, it would lose whole series, so the engine
+  // cuts each series to its most recent rows instead (params.maxKnownRows). Known as one by a stated key, by
+  // date parts that go back (the next series starts), or by a text input beside a whole-date column (a key
+  // whose dates cannot be compared before their format is known); found before the cap binds, as a panel
+  // sorted by key shows it at the end of its first series.
+  let keyed = check.isSeries && (spool.columns.some((c) => c.role === 'key') || (check.hasWholeDates && spool.columns.some((c) => c.role === 'input' && c.kind === 'categorical' && !detect.has(c.name))));
+  let capRows = keyed ? Infinity : Math.min(asked, ceiling);
   const rule: TrainingSetReport['cap']['rule'] = asked <= ceiling ? 'DataRowsToConsider' : check.isSeries ? 'most recent' : 'seeded sample';
   const sampling = rule === 'seeded sample';
   const random = mulberry32(params.seed !== undefined && Number.isFinite(params.seed) ? Math.trunc(params.seed) >>> 0 : SAMPLE_SEED);
@@ -357,6 +376,13 @@ export async function loadTrainingSet(
   let rows = 0;
   let seen = 0;
   let lastOrd = -Infinity;
+  let lastStamp: number[] | null = null;
+  const becomeKeyed = () => {
+    if (keyed || !check.isSeries || seen > capRows) return;
+    keyed = true;
+    capRows = Infinity;
+    known.capacity = Infinity;
+  };
   for await (const { line, bytesRead } of spoolLines(spool.path)) {
     const fields = line.split('\t');
     const ord = Number(fields[0]);
@@ -372,7 +398,13 @@ export async function loadTrainingSet(
       if (d.numeric && !NUMERIC_CELL.test(cell)) {
         d.numeric = false;
         for (const store of [known, forecast, skipped]) store?.toCodes(d.c);
+        if (check.hasWholeDates && check.isInput(d.c)) becomeKeyed();
       }
+    }
+    if (!keyed && check.partsByRank.length > 0) {
+      const stamp = check.partsByRank.map((i) => readPart(cells[i]) ?? NaN);
+      if (lastStamp && stamp.every(Number.isFinite) && goesBack(stamp, lastStamp)) becomeKeyed();
+      if (stamp.every(Number.isFinite)) lastStamp = stamp;
     }
     if (check.isForecast(cells)) forecast.append(row, cells);
     else if (!check.mayBeValid(cells)) skipped?.append(row, cells);

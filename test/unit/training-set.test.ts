@@ -99,6 +99,16 @@ describe('the training set read in the training thread', () => {
     expect(report).toMatchObject({ rows: 5003, known: 400, forecast: 3, cap: { rows: 400, rule: 'most recent' } });
   });
 
+  it('past TRAINING_MAX_ROWS many series in one upload (date parts going back) keep every series: the engine cuts each (issue 33)', async () => {
+    const one = monthly(300, 2);
+    const rows = ['a', 'b', 'c'].flatMap((key) => one.map((r) => [key, ...r]));
+    const columns: ColumnSpec[] = [{ name: 'store', role: 'input', kind: 'categorical' }, ...SERIES];
+    const { input, report } = await loadTrainingSet({ path: spoolOf(rows), header: ['store', 'year', 'month', 'x', 'y'], columns }, {}, { ...LIMITS, maxRows: 400 });
+    expect(input.rows).toEqual(rows);
+    expect(input.params.maxKnownRows).toBe(400);
+    expect(report.cap.rule).toBe('none');
+  });
+
   it('keeps fewer rows than TRAINING_MAX_ROWS when that many would not fit the memory budget', async () => {
     const rows = monthly(10_000, 0);
     const { input, report } = await loadTrainingSet({ path: spoolOf(rows), header: ['year', 'month', 'x', 'y'], columns: SERIES }, {}, { maxRows: 50_000, budgetMb: 128 });
