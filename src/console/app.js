@@ -102,24 +102,12 @@
   /** The chart's series= item for a key: values joined with |; a backslash, comma or | inside a value is escaped with a backslash. */
   const seriesParam = (key) => key.map((v) => String(v).replace(/[\\,|]/g, (c) => `\\${c}`)).join('|');
   const seriesLabel = (key) => key.join(' | ');
-  const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
-
-  /** Key order, as the chart draws series: value by value, numbers by their value. */
-  function compareKeys(a, b) {
-    for (let i = 0; i < Math.max(a.length, b.length); i++) {
-      const x = a[i] || '';
-      const y = b[i] || '';
-      const order = collator.compare(x, y) || (x < y ? -1 : x > y ? 1 : 0);
-      if (order !== 0) return order;
-    }
-    return 0;
-  }
 
   /** The panel part of a selection report with a key, or null for a job of one series. */
   const panelOf = (selection) => (selection && selection.panel && selection.panel.keys && selection.panel.keys.length > 0 ? selection.panel : null);
 
-  /** The series of a panel job in key order, as listed by the selection report. */
-  const seriesOf = (panel) => panel.perSeries.map((s) => ({ ...s, key: s.key.map((v) => String(v).trim()) })).sort((a, b) => compareKeys(a.key, b.key));
+  /** The series of a panel job in the selection report's order (the upload's), as the chart counts them. */
+  const seriesOf = (panel) => panel.perSeries.map((s) => ({ ...s, key: s.key.map((v) => String(v).trim()) }));
 
   /** Whether a forecast row belongs to the series picked (every row when none is). */
   function inPicked(row) {

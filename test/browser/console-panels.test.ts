@@ -79,7 +79,7 @@ describe.skipIf(!hasChromium)('console with a job of many series', () => {
     await tab.locator('#create').click();
     await expect.poll(() => tab.locator('#results').getAttribute('data-ready'), { timeout: 110_000 }).toBe('true');
 
-    // The picker: the chart's default (all 4 here), then every series in key order.
+    // The picker: the chart's default (all 4 here), then every series in upload order (sorted by key here).
     expect(await tab.locator('#series-picker').isVisible()).toBe(true);
     expect(await tab.locator('#series option').allTextContents()).toEqual(['All 4 series', 'Construction', 'Finance', 'Information', 'Mining and Extraction']);
     expect(await tab.locator('#series-hint').textContent()).toMatch(/^4 series keyed by series; 42 known rows each\./);

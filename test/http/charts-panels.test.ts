@@ -94,7 +94,7 @@ function drawn(panel: Panel) {
 }
 
 describe('GET /charts.php of an upload of many series', () => {
-  it('draws one panel per series over time, in key order, each titled with its own winner and its figures as stored', async () => {
+  it('draws one panel per series over time, in upload order, each titled with its own winner and its figures as stored', async () => {
     const progress = await ctx.request({ method: 'GET', url: `${CURRENT}/jobs_progress.php?session=${owner.session}&tz=${TZ}&job_id=${job}&progress=2` });
     const selection = progress.envelope.data.Stat.Selection as { panel: { keys: string[]; series: number; perSeries: { key: string[]; outputs: { chosen: string }[] }[] } };
     expect(selection.panel).toMatchObject({ keys: ['series'], series: 4 });
@@ -117,7 +117,7 @@ describe('GET /charts.php of an upload of many series', () => {
       expect(forecast.map((p) => p.value)).toEqual(stored.filter((r) => r.series === name).map((r) => Number(r.rate)));
     });
     expect(text(spec.title.text)).toBe('rate: 4 series keyed by series, one panel each');
-    expect(spec.title.subtitle[0]).toBe('all 4 series, in key order');
+    expect(spec.title.subtitle[0]).toBe('all 4 series, in upload order');
     expect(spec.title.subtitle[1]).toMatch(/^won by family over 4 series x 1 output: /);
   });
 
@@ -128,7 +128,7 @@ describe('GET /charts.php of an upload of many series', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
       status: 1,
-      data: `Invalid parameter 'series': 'Fishing' is not a series of job ${job}: its 4 series are keyed by series, e.g. series=Construction,Finance,Information (several separated by commas, or positions in key order such as 1..4)`,
+      data: `Invalid parameter 'series': 'Fishing' is not a series of job ${job}: its 4 series are keyed by series, e.g. series=Construction,Finance,Information (several separated by commas, or positions in upload order such as 1..4)`,
     });
   });
 

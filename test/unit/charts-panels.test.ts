@@ -84,13 +84,24 @@ function panelJob(industries: string[]) {
   return { input, output, selection, columns };
 }
 
+/** What a chart read of the input: the limits of its reads from the head, and how many tails it read. */
+const reads = { head: [] as number[], tails: 0 };
+
 /** The charts service over a job's rows held in memory, read the way the data service reads them. */
 function chartsOf(job: { input: Row[]; output: Row[]; selection: SelectionReport | null; columns: object[] }) {
+  reads.head = [];
+  reads.tails = 0;
   const jobs = { get: async () => ({ id: 1, status: 3, selection: job.selection }) } as unknown as Pick<JobsService, 'get'>;
   const data = {
     columns: async () => job.columns,
-    rows: async (_caller: Caller, q: { progress: 0 | 1; cap?: number }) => (q.progress ? [{ count: String(job.output.length) }] : job.output.slice(0, q.cap)),
+    rows: async (_caller: Caller, q: { output: 0 | 1; progress: 0 | 1; cap?: number; limit: number }) => {
+      const rows = q.output ? job.output : job.input;
+      if (q.progress) return [{ count: String(rows.length) }];
+      if (!q.output) reads.head.push(q.limit);
+      return q.output ? rows.slice(0, q.cap) : rows.slice(0, q.limit > 0 ? q.limit : undefined);
+    },
     knownTail: async (_caller: Caller, q: { column: string; last: number }) => {
+      reads.tails++;
       const known = job.input.map((row, i) => ({ row, position: i + 1 })).filter(({ row }) => /\d/.test(row[q.column] ?? ''));
       const tail = known.slice(-q.last);
       return { known: known.length, rows: tail.map((k) => k.row), positions: tail.map((k) => k.position) };
@@ -155,12 +166,12 @@ describe('series= syntax', () => {
 });
 
 describe('splitSeries', () => {
-  it('groups known and forecast rows by key in key order, each on its own time axis, keeping its last rows', () => {
+  it('groups known and forecast rows by key in the order they appear, each on its own time axis, keeping its last rows', () => {
     const { input, output, columns } = panelJob(['Mining and Extraction', 'Construction']);
     const known = input.map((row, i) => ({ row, position: i + 1 })).filter(({ row }) => row.rate !== '');
     const tail = { rows: known.map((k) => k.row), positions: known.map((k) => k.position), known: known.length };
     const series = splitSeries(['series'], columns.filter((c) => c.name !== 'series'), tail, output, 12);
-    expect(series.map((s) => s.key)).toEqual([['Construction'], ['Mining and Extraction']]);
+    expect(series.map((s) => s.key)).toEqual([['Mining and Extraction'], ['Construction']]);
     for (const s of series) {
       expect(s.tail.known).toBe(42);
       expect(s.tail.rows).toHaveLength(12);
@@ -171,42 +182,42 @@ describe('splitSeries', () => {
       expect(new Date(s.axis!.output[0]!).toISOString()).toBe('2003-07-01T00:00:00.000Z');
     }
     // Row numbers stay those of the upload: Construction is the upload's second series.
-    expect(series[0]!.tail.positions.at(-1)).toBe(48 + 42);
+    expect(series[1]!.tail.positions.at(-1)).toBe(48 + 42);
   });
 });
 
 describe('charts of an upload of many series', () => {
   const four = ['Finance', 'Construction', 'Mining and Extraction', 'Information'];
 
-  it('format=vega: a valid grid of one small panel per series over time, in key order, each titled with its winner against its naive', async () => {
+  it('format=vega: a valid grid of one small panel per series over time, in upload order, each titled with its winner against its naive', async () => {
     const job = panelJob(four);
     const spec = (await chartsOf(job).spec(caller, query())) as unknown as Grid;
     expect(validateVegaLite(spec), JSON.stringify(validateVegaLite.errors?.slice(0, 3))).toBe(true);
     expect(compile(spec as unknown as TopLevelSpec).spec.marks?.length).toBeGreaterThan(0);
     expect(spec.columns).toBe(2);
-    expect(spec.concat.map((p) => text(p.title.text))).toEqual(['Construction: theta', 'Finance: ets', 'Information: seasonal-naive', 'Mining and Extraction: sarima']);
-    expect(spec.concat[1]!.title.subtitle).toEqual(['backtest MAE 0.25 vs seasonal-naive 0.5', '42 known rows, 6 forecast rows']);
+    expect(spec.concat.map((p) => text(p.title.text))).toEqual(['Finance: ets', 'Construction: theta', 'Mining and Extraction: sarima', 'Information: seasonal-naive']);
+    expect(spec.concat[0]!.title.subtitle).toEqual(['backtest MAE 0.25 vs seasonal-naive 0.5', '42 known rows, 6 forecast rows']);
     // Each panel draws its own series only, on a time axis: 42 months of Finance, then its 6 forecast months.
-    const finance = spec.concat[1]!.layer.map((l) => l.data.values);
+    const finance = spec.concat[0]!.layer.map((l) => l.data.values);
     const history = finance.find((values) => values.length === 42)!;
     expect(history.map((p) => p.value)).toEqual(job.input.filter((r) => r.series === 'Finance' && r.rate !== '').map((r) => Number(r.rate)));
     expect(new Date(history[0]!.x).toISOString()).toBe('2000-01-01T00:00:00.000Z');
     expect(text(spec.title.text)).toBe('rate: 4 series keyed by series, one panel each');
-    expect(spec.title.subtitle).toEqual(['all 4 series, in key order', 'won by family over 4 series x 1 output: ets 1, sarima 1, seasonal-naive 1, theta 1']);
+    expect(spec.title.subtitle).toEqual(['all 4 series, in upload order', 'won by family over 4 series x 1 output: ets 1, sarima 1, seasonal-naive 1, theta 1']);
   });
 
   it(`draws the first ${MAX_SERIES_PANELS} of many and says how many there are and how to ask for the rest`, async () => {
     const spec = (await chartsOf(panelJob(INDUSTRIES)).spec(caller, query())) as unknown as Grid;
     expect(INDUSTRIES.length).toBe(14);
     expect(spec.concat).toHaveLength(MAX_SERIES_PANELS);
-    expect(text(spec.concat[0]!.title.text)).toMatch(/^Agriculture: /);
+    expect(spec.concat.map((p) => text(p.title.text).split(':')[0])).toEqual(INDUSTRIES.slice(0, 12));
     const said = spec.title.subtitle.join(' ');
-    expect(said).toContain('series 1-12 of 14 drawn, in key order');
-    expect(said).toContain('others: series=13..14 (positions in key order), or their series values separated by commas, e.g. series=Transportation and Utilities,Wholesale and Retail Trade');
+    expect(said).toContain('series 1-12 of 14 drawn, in upload order');
+    expect(said).toContain('others: series=13..14 (positions in upload order), or their series values separated by commas, e.g. series=Agriculture,Self-employed');
     const rest = (await chartsOf(panelJob(INDUSTRIES)).spec(caller, query({ series: '13..14' }))) as unknown as Grid;
-    expect(rest.concat.map((p) => text(p.title.text).split(':')[0])).toEqual(['Transportation and Utilities', 'Wholesale and Retail Trade']);
+    expect(rest.concat.map((p) => text(p.title.text).split(':')[0])).toEqual(['Agriculture', 'Self-employed']);
     expect(rest.title.subtitle.join(' ')).toContain(
-      '2 of 14 series as asked (series=13..14); others: series=1..12 (positions in key order), or their series values separated by commas, e.g. series=Agriculture,Business services',
+      '2 of 14 series as asked (series=13..14); others: series=1..12 (positions in upload order), or their series values separated by commas, e.g. series=Government,Mining and Extraction',
     );
   });
 
@@ -216,7 +227,7 @@ describe('charts of an upload of many series', () => {
     // Winners by upload order (i % 4): Mining and Extraction is the 2nd industry, Finance the 8th.
     expect(picked.concat.map((p) => text(p.title.text))).toEqual(['Mining and Extraction: theta', 'Finance: seasonal-naive']);
     expect(await failure(charts.spec(caller, query({ series: 'Finance,Fishing' })))).toBe(
-      "Invalid parameter 'series': 'Fishing' is not a series of job 7: its 14 series are keyed by series, e.g. series=Agriculture,Business services,Construction (several separated by commas, or positions in key order such as 1..12)",
+      "Invalid parameter 'series': 'Fishing' is not a series of job 7: its 14 series are keyed by series, e.g. series=Government,Mining and Extraction,Construction (several separated by commas, or positions in upload order such as 1..12)",
     );
     expect(await failure(charts.spec(caller, query({ series: '1..13' })))).toBe("Invalid parameter 'series': names 13 series; a chart draws at most 12: ask for the rest in another chart");
   });
@@ -255,6 +266,31 @@ describe('charts of an upload of many series', () => {
     expect(chartAddress('http://front.example', 3, [['10', 'B'], ['a,b', 'c']])).toBe(
       `http://front.example/api/202203010900/charts.php?job_id=3&format=png&series=${encodeURIComponent('10|B,a\\,b|c')}`,
     );
+  });
+
+  it('reads the first series from the head of the upload, as far as the report says they go', async () => {
+    const spec = (await chartsOf(panelJob(INDUSTRIES)).spec(caller, query())) as unknown as Grid;
+    expect(spec.concat).toHaveLength(12);
+    // As many rows as the first 12 series hold by the report (42 known, 6 to forecast each), with a margin; no tail.
+    expect(reads).toEqual({ head: [Math.ceil(12 * 48 * 1.1) + 50], tails: 0 });
+  });
+
+  it('series interleaved in the upload, or more rows than the report counts: the last known rows, each series still whole', async () => {
+    const sorted = panelJob(INDUSTRIES.slice(0, 3));
+    // By date, then key: the head holds every series, none of them whole.
+    const interleaved = { ...sorted, input: [...sorted.input].sort((a, b) => Number(a.year) - Number(b.year) || Number(a.month) - Number(b.month)) };
+    const undercounted = { ...sorted, selection: { ...sorted.selection, panel: { ...sorted.selection.panel!, perSeries: sorted.selection.panel!.perSeries.map((s) => ({ ...s, rows: 10 })) } } };
+    for (const job of [interleaved, undercounted]) {
+      const spec = (await chartsOf(job).spec(caller, query())) as unknown as Grid;
+      expect(reads.head).toHaveLength(1);
+      expect(reads.tails).toBe(1);
+      expect(spec.concat.map((p) => text(p.title.text).split(':')[0])).toEqual(INDUSTRIES.slice(0, 3));
+      for (const panel of spec.concat) {
+        const name = text(panel.title.text).split(':')[0];
+        const history = panel.layer.map((l) => l.data.values).find((v) => v.length === 42)!;
+        expect(history.map((p) => p.value)).toEqual(sorted.input.filter((r) => r.series === name && r.rate !== '').map((r) => Number(r.rate)));
+      }
+    }
   });
 
   it('series= on a job of one series is an error naming why', async () => {

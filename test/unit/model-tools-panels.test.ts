@@ -70,12 +70,12 @@ describe('read_forecast on a job of many series', () => {
     expect(tool.description).toContain('each series');
   });
 
-  it('names each series’ winner and backtest error against its best naive, in key order, and the report without its per-series list', async () => {
+  it('names each series’ winner and backtest error against its best naive, in upload order, and the report without its per-series list', async () => {
     const result = await read(depsFor(panelSelection(), OUTPUT), { job_id: 41 });
     expect(result.series).toEqual([
-      { key: { series: 'Construction' }, rows: 46, outputs: [{ column: 'rate', chosen: 'seasonal-naive', metric: 'MAE', error: 1.1, best_naive: { name: 'seasonal-naive', error: 1.1 } }], note: 'too short for the other families' },
-      { key: { series: 'Finance' }, rows: 43, outputs: [{ column: 'rate', chosen: 'ets', metric: 'MAE', error: 0.22, best_naive: { name: 'seasonal-naive', error: 0.3 } }] },
       { key: { series: 'Mining and Extraction' }, rows: 40, outputs: [{ column: 'rate', chosen: 'theta', metric: 'MAE', error: 0.61, best_naive: { name: 'seasonal-naive', error: 0.9 } }] },
+      { key: { series: 'Finance' }, rows: 43, outputs: [{ column: 'rate', chosen: 'ets', metric: 'MAE', error: 0.22, best_naive: { name: 'seasonal-naive', error: 0.3 } }] },
+      { key: { series: 'Construction' }, rows: 46, outputs: [{ column: 'rate', chosen: 'seasonal-naive', metric: 'MAE', error: 1.1, best_naive: { name: 'seasonal-naive', error: 1.1 } }], note: 'too short for the other families' },
     ]);
     expect(result.series_total).toBe(3);
     expect(result.selection.panel).toEqual({ keys: ['series'], keySource: 'detected', series: 3, shortest: 40, longest: 46, wins: { ets: 1, theta: 1, 'seasonal-naive': 1 } });
@@ -88,6 +88,7 @@ describe('read_forecast on a job of many series', () => {
   it('series narrows the winners, the rows and the chart to the series named (case ignored)', async () => {
     const result = await read(depsFor(panelSelection(), OUTPUT), { job_id: 41, series: 'finance, MINING AND EXTRACTION' });
     expect(result.series.map((s: { key: { series: string } }) => s.key.series)).toEqual(['Finance', 'Mining and Extraction']);
+    expect((await read(depsFor(panelSelection(), OUTPUT), { job_id: 41, series: '2..3' })).series.map((s: { key: { series: string } }) => s.key.series)).toEqual(['Finance', 'Construction']);
     expect(result.rows.map((r: Row) => `${r.series} ${r.month}`)).toEqual(['Mining and Extraction 7', 'Mining and Extraction 8', 'Finance 7', 'Finance 8']);
     expect(result.rows_of_series).toBe(4);
     expect(result.chart_url).toBe(`http://front.example/api/202203010900/charts.php?job_id=41&format=png&series=${encodeURIComponent('Finance,Mining and Extraction')}`);
@@ -95,7 +96,7 @@ describe('read_forecast on a job of many series', () => {
 
   it('an unknown series is an error naming the key and examples', async () => {
     expect(await read(depsFor(panelSelection(), OUTPUT), { job_id: 41, series: 'Fishing' })).toEqual({
-      error: "'Fishing' is not a series of job 41: its 3 series are keyed by series, e.g. 'Construction', 'Finance', 'Mining and Extraction'",
+      error: "'Fishing' is not a series of job 41: its 3 series are keyed by series, e.g. 'Mining and Extraction', 'Finance', 'Construction'",
     });
   });
 });

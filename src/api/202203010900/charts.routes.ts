@@ -36,8 +36,8 @@ export function chartsRoutes(app: FastifyInstance, services: Services) {
         column: p.string(1000).optional(),
         series: p.string(10_000).optional().meta({
           description:
-            'Uploads of many series: which series to draw, at most 12 (default: the first 12 in key order). Series separated by commas, the values of a ' +
-            'key of several columns joined with | (a backslash escapes , | and itself in a value), matched ignoring case; or positions in key order, e.g. 13..24',
+            'Uploads of many series: which series to draw, at most 12 (default: the first 12 in the order they first appear in the upload). Series separated by commas, the values of a ' +
+            'key of several columns joined with | (a backslash escapes , | and itself in a value), matched ignoring case; or positions in that order, e.g. 13..24',
           example: 'Finance,Construction',
         }),
         history: between(0, 1_000_000).default(500),

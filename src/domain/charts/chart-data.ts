@@ -260,15 +260,15 @@ export function compareKeys(a: SeriesKey, b: SeriesKey): number {
   return 0;
 }
 
-/** Where one `series=` item matched: the series' positions in key order, or the item not found. */
+/** Where one `series=` item matched: the series' positions in the order given, or the item not found. */
 export type SeriesPick = { picked: number[]; unknown: string[] };
 
 const RANGE = /^(\d+)\s*\.\.\s*(\d+)$/;
 
 /**
- * The series `wanted` names among `all` (in key order), in the order asked, each once. An item is a key
+ * The series `wanted` names among `all` (in the order the chart lists them), in the order asked, each once. An item is a key
  * (same number of values, each equal ignoring case; an exact match wins over one differing in case) or,
- * when no key is written so, a range `from..to` of 1-based positions in key order.
+ * when no key is written so, a range `from..to` of 1-based positions in that order.
  */
 export function pickSeries(all: SeriesKey[], wanted: { key: SeriesKey; text: string }[]): SeriesPick {
   const picked: number[] = [];
@@ -306,7 +306,7 @@ export interface SeriesRows {
 }
 
 /**
- * The known rows read and the output rows split by series (key order), each series keeping its last
+ * The known rows read and the output rows split by series (in the order they first appear), each series keeping its last
  * `last` known rows. Timestamps are read once over every row (the date format is detected on them all),
  * then split with the rows; a series' own rows on the row-number axis keep their row numbers in the upload.
  */
@@ -334,7 +334,7 @@ export function splitSeries(keys: string[], columns: ColumnInfo[], tail: KnownRo
     s.output.push(row);
     s.axis?.output.push(axis!.output[k]!);
   });
-  const all = [...series.values()].sort((a, b) => compareKeys(a.key, b.key));
+  const all = [...series.values()];
   for (const s of all) {
     s.tail.known = s.tail.rows.length;
     if (s.tail.rows.length > last) {

@@ -1,7 +1,7 @@
 import type { LlmTool, LlmToolCall } from '../../llm/provider.js';
 import type { PanelReport, SelectionReport } from '../../training/types.js';
 import type { Caller } from '../caller.js';
-import { compareKeys, keyOf, parseSeriesList, pickSeries, seriesParam, type SeriesKey } from '../charts/chart-data.js';
+import { keyOf, parseSeriesList, pickSeries, seriesParam, type SeriesKey } from '../charts/chart-data.js';
 import type { DataService } from '../data/data.service.js';
 import { Errors, isAppError, type AppError } from '../errors.js';
 import { JOB_STATUS, JOB_STATUS_NAMES } from '../jobs/job-status.js';
@@ -46,7 +46,8 @@ export const MODEL_TOOLS: LlmTool[] = [
         job_id: jobId,
         series: {
           type: 'string',
-          description: "Jobs of many series only: which series, by key value, e.g. 'Finance'; a key of several columns joined with |, e.g. '3|A'; several separated by commas",
+          description:
+            "Jobs of many series only: which series, by key value, e.g. 'Finance'; a key of several columns joined with |, e.g. '3|A'; several separated by commas; or positions in the listed order, e.g. '51..100'",
         },
       },
       required: ['job_id'],
@@ -200,12 +201,13 @@ async function dispatch(deps: ModelToolsDeps, scope: ModelToolScope, call: LlmTo
 
 /**
  * read_forecast for a job of many series (issue 33): the report without its per-series list, then each
- * series' winners (key order; the named ones, or the first MAX_LISTED_SERIES), and the forecast rows of
+ * series' winners (upload order; the named ones, or the first MAX_LISTED_SERIES), and the forecast rows of
  * the named series (or the first rows). A series is named as the chart's `series=` names it.
  */
 async function readPanelForecast(deps: ModelToolsDeps, scope: ModelToolScope, job: JobView, selection: SelectionReport, panel: PanelReport, asked: string | undefined) {
   const { perSeries, ...summary } = panel;
-  const all = perSeries.map((s) => ({ ...s, key: s.key.map((v) => v.trim()) })).sort((a, b) => compareKeys(a.key, b.key));
+  // The report's order, the upload's: positions (series=13..24) count as the chart counts them.
+  const all = perSeries.map((s) => ({ ...s, key: s.key.map((v) => v.trim()) }));
   let listed = all.slice(0, MAX_LISTED_SERIES);
   if (asked !== undefined) {
     const picked = pickSeries(
