@@ -33,6 +33,7 @@ const VARIANTS: Record<string, Partial<GlobalSettings>> = {
   'depth 3': { depth: 3 },
   'no patience': { patience: 0 },
   '100 rounds at 0.1': { rounds: 100, shrinkage: 0.1 },
+  "boosting.ts's exact trees": { learner: 'exact' },
 };
 
 function run(): void {
@@ -40,6 +41,7 @@ function run(): void {
   const names = Object.keys(VARIANTS).filter((v) => chosen.includes(v));
   const rows: string[] = [];
   const totals: Record<string, number[]> = {};
+  const seconds: Record<string, number[]> = {};
   console.log(`| panel | series | h | naive | seasonal naive | ${names.join(' | ')} | kept / best naive | kept time |`);
   console.log(`|---|---|---|---|---|${names.map(() => '---|').join('')}---|---|`);
   for (const p of panels()) {
@@ -60,6 +62,7 @@ function run(): void {
       );
       const ms = performance.now() - t0;
       const m = result ? meanMase(splits, p.season, result.predictions[0]!) : NaN;
+      (seconds[v] ??= []).push(ms / 1000);
       (totals[v] ??= []).push(m / Math.min(naiveMase, Number.isNaN(snaiveMase) ? Infinity : snaiveMase));
       cells.push(m.toFixed(3));
       if (v === 'kept') {
@@ -77,6 +80,7 @@ function run(): void {
     return Math.exp(a.reduce((s, v) => s + Math.log(v), 0) / a.length);
   };
   console.log(`\nGeometric mean over the panels it ran on (null: too small) of (variant / best naive): ${names.map((v) => `${v} ${geo(totals[v]!).toFixed(3)}`).join(', ')}`);
+  console.log(`Seconds over all panels: ${names.map((v) => `${v} ${seconds[v]!.reduce((a, b) => a + b, 0).toFixed(1)}`).join(', ')}`);
   if (process.env.BENCH_GLOBAL_TIMING !== '0') timing();
 }
 

@@ -24,7 +24,8 @@
  * Measured on 11 real panels (bench/forecast/global-model.ts, table in the report of issue 33): GLOBAL_DEFAULTS
  * is the best of the variants tried there; each setting's comment says what its alternative did.
  */
-import { fitHistogramBoosting, predictHistogramBoosting, type HistogramBoostingModel } from './histogram-boosting.js';
+import { boostingFamily } from './boosting.js';
+import { fitHistogramBoosting, predictHistogramBoosting } from './histogram-boosting.js';
 
 export interface GlobalSeries {
   /** Positions on the time axis in steps, integers, strictly increasing (gaps allowed). Every series of a panel shares one axis (same origin), so `time mod season` is the same season position in every series. */
@@ -89,6 +90,8 @@ export interface GlobalSettings {
   /** Most rows one tree is grown on. */
   maxSample: number;
   lambda: number;
+  /** 'histogram': histogram-boosting.ts; 'exact': boosting.ts's family (at most 1,000 rows, its own settings), for comparison. */
+  learner: 'histogram' | 'exact';
 }
 
 /**
@@ -134,6 +137,8 @@ export const GLOBAL_DEFAULTS: GlobalSettings = {
   maxSample: 12_500,
   // 20: 0.917, 1000: 0.887; a small leaf stays near the baseline (no change) unless it holds hundreds of rows.
   lambda: 200,
+  // 'exact' (boosting.ts on its 1,000 evenly spaced rows, 100 depth-3 rounds): 0.986, see histogram-boosting.ts.
+  learner: 'histogram',
 };
 
 /** Fewer training rows in a round than this and the panel is too small to learn across. */
@@ -383,14 +388,13 @@ function prepare(series: GlobalSeries[], round: GlobalRound, layout: Layout, set
 }
 
 /** Recursive forecasts of one laid-out series at `times` (all after its cut). */
-function forecast(d: Dense, times: number[], model: HistogramBoostingModel, layout: Layout, settings: GlobalSettings, key: number, seasonal: boolean): number[] {
+function forecast(d: Dense, times: number[], model: Learnt, layout: Layout, settings: GlobalSettings, key: number, seasonal: boolean): number[] {
   const row = new Float64Array(layout.width);
-  const binned = new Uint8Array(layout.width);
   const out: number[] = [];
   let j = 0;
   for (let p = d.length; j < times.length && p < d.values.length; p++) {
     const basis = featuresAt(d, p, layout, settings, key, row, 0);
-    const change = predictHistogramBoosting(model, row, binned) * basis.scale;
+    const change = model.predict(row) * basis.scale;
     const from = settings.target === 'change' ? basis.anchor + (seasonal ? basis.step : 0) : 0;
     const value = Math.min(d.high, Math.max(d.low, from + change));
     // Recursion feeds every forecast back as a lag: on spiky series an unbounded step compounds into values
@@ -401,6 +405,46 @@ function forecast(d: Dense, times: number[], model: HistogramBoostingModel, layo
   }
   while (out.length < times.length) out.push(NaN);
   return out;
+}
+
+/** A fitted learner: the scaled target of one feature row. */
+interface Learnt {
+  predict(row: Float64Array): number;
+  trees: number;
+}
+
+/** NaN is not ordered; boosting.ts's sorted scans need a number below every feature value instead. */
+const MISSING = -1e30;
+
+function learn(prepared: Prepared, width: number, settings: GlobalSettings, seed: number, progress: (share: number) => void): Learnt {
+  if (settings.learner === 'exact') {
+    const features = Array.from({ length: prepared.rows }, (_, i) => Array.from(prepared.x.subarray(i * width, (i + 1) * width), (v) => (Number.isNaN(v) ? MISSING : v)));
+    const info = { timeOrdered: false, frequency: 'other' as const, season: 1, periods: [], horizon: 1 };
+    const params = { layersRequested: 0, learningRate: 0, epochs: 0, deviationTarget: 0 };
+    const fitted = boostingFamily.fit(
+      { time: features.map((_, i) => i), features, target: Array.from(prepared.y) },
+      { info, seed, params, featureNames: [], progress },
+    );
+    return {
+      trees: fitted.state.trees.length,
+      predict: (row) => (fitted.predict({ time: [0], features: [Array.from(row, (v) => (Number.isNaN(v) ? MISSING : v))] }) as number[])[0] as number,
+    };
+  }
+  const model = fitHistogramBoosting(prepared.x, prepared.y, prepared.rows, width, {
+    rounds: settings.rounds,
+    depth: settings.depth,
+    shrinkage: settings.shrinkage,
+    subsample: settings.subsample,
+    maxSample: settings.maxSample,
+    patience: settings.patience,
+    lambda: settings.lambda,
+    minLeaf: Math.max(settings.minLeaf, Math.round(prepared.rows / 1000)),
+    ...(settings.base === 'zero' && settings.target === 'change' ? { base: 0 } : {}),
+    seed,
+    progress,
+  });
+  const binned = new Uint8Array(width);
+  return { trees: model.roots.length, predict: (row) => predictHistogramBoosting(model, row, binned) };
 }
 
 const describeLags = (lags: number[]) => {
@@ -433,19 +477,7 @@ export function runGlobalModelWith(series: GlobalSeries[], rounds: GlobalRound[]
     }
     const prepared = prepare(series, round, layout, settings, alive);
     if (prepared.rows < MIN_ROWS || prepared.series < 2) return null;
-    const model = fitHistogramBoosting(prepared.x, prepared.y, prepared.rows, layout.width, {
-      rounds: settings.rounds,
-      depth: settings.depth,
-      shrinkage: settings.shrinkage,
-      subsample: settings.subsample,
-      maxSample: settings.maxSample,
-      patience: settings.patience,
-      lambda: settings.lambda,
-      minLeaf: Math.max(settings.minLeaf, Math.round(prepared.rows / 1000)),
-      ...(settings.base === 'zero' && settings.target === 'change' ? { base: 0 } : {}),
-      seed: (options.seed ^ Math.imul(r + 1, 0x9e3779b1)) >>> 0,
-      progress: (share) => report((r + 0.9 * share) / rounds.length),
-    });
+    const model = learn(prepared, layout.width, settings, (options.seed ^ Math.imul(r + 1, 0x9e3779b1)) >>> 0, (share) => report((r + 0.9 * share) / rounds.length));
     predictions.push(
       series.map((_, i) => {
         if ((i & 255) === 255) alive();
@@ -455,7 +487,7 @@ export function runGlobalModelWith(series: GlobalSeries[], rounds: GlobalRound[]
         return d ? forecast(d, times, model, layout, settings, i, prepared.seasonal) : times.map(() => NaN);
       }),
     );
-    if (prepared.rows >= trainedOn.rows) trainedOn = { series: prepared.series, rows: prepared.rows, trees: model.roots.length, seasonal: prepared.seasonal };
+    if (prepared.rows >= trainedOn.rows) trainedOn = { series: prepared.series, rows: prepared.rows, trees: model.trees, seasonal: prepared.seasonal };
     report((r + 1) / rounds.length);
   }
   const target =
@@ -470,7 +502,7 @@ export function runGlobalModelWith(series: GlobalSeries[], rounds: GlobalRound[]
   return {
     predictions,
     description:
-      `global boosting over ${trainedOn.series} series (${trainedOn.rows} rows): ${trainedOn.trees} rounds of depth-${settings.depth} histogram trees ` +
+      `global boosting over ${trainedOn.series} series (${trainedOn.rows} rows): ${trainedOn.trees} rounds of ${settings.learner === 'exact' ? 'depth-3 exact' : `depth-${settings.depth} histogram`} trees ` +
       `on ${layout.width} features (${features.join(', ')}), predicting ${target} over each series' ${settings.scale === 'diff' ? 'mean absolute change' : 'mean absolute level'}, recursively`,
   };
 }
