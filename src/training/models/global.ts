@@ -331,6 +331,7 @@ function prepare(series: GlobalSeries[], round: GlobalRound, layout: Layout, set
   const counts = known.map((k) => Math.max(0, k - 1));
   const shares = fairShares(counts, settings.maxRows);
   const dense: (Dense | null)[] = series.map((s, i) => {
+    if ((i & 255) === 255) alive();
     const cut = round.cut[i];
     if (cut === null || cut === undefined || (known[i] as number) === 0) return null;
     const k = known[i] as number;

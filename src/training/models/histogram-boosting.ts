@@ -115,6 +115,7 @@ export function fitHistogramBoosting(
     const column = new Float64Array(Math.ceil(n / stride));
     for (let i = 0, k = 0; i < n; i += stride, k++) column[k] = x[i * width + f] as number;
     edges.push(binEdges(column));
+    options.progress?.(0);
   }
   const bins = new Uint8Array(n * width);
   for (let i = 0; i < n; i++) {
@@ -189,10 +190,8 @@ export function fitHistogramBoosting(
     }
     rows.set(all.subarray(0, take));
     rows.sort();
-    if (outOfBag) {
-      inBag.fill(0);
-      for (let k = 0; k < take; k++) inBag[rows[k] as number] = 1;
-    }
+    inBag.fill(0);
+    for (let k = 0; k < take; k++) inBag[rows[k] as number] = 1;
     for (let k = 0; k < take; k++) {
       const r = rows[k] as number;
       residual[r] = (y[r] as number) - (current[r] as number);
@@ -269,11 +268,20 @@ export function fitHistogramBoosting(
       level = next;
     }
     leaves.push(...level);
-    for (const leaf of leaves) nodeValue[leaf.node] = (shrinkage * leaf.sum) / (leaf.end - leaf.start + lambda);
+    // The tree's own rows already sit in their leaves' segments; only the others need a walk down the tree.
+    for (const leaf of leaves) {
+      const v = (shrinkage * leaf.sum) / (leaf.end - leaf.start + lambda);
+      nodeValue[leaf.node] = v;
+      for (let k = leaf.start; k < leaf.end; k++) {
+        const r = rows[k] as number;
+        current[r] = (current[r] as number) + v;
+      }
+    }
     // Every row's score moves, sampled or not, so the next tree's residuals are current.
     let before = 0;
     let after = 0;
     for (let i = 0; i < n; i++) {
+      if (inBag[i] === 1) continue;
       let node = root;
       const o = i * width;
       while ((nodeFeature[node] as number) >= 0) {
@@ -282,11 +290,9 @@ export function fitHistogramBoosting(
       const old = current[i] as number;
       const next = old + (nodeValue[node] as number);
       current[i] = next;
-      if (outOfBag && inBag[i] === 0) {
-        const target = y[i] as number;
-        before += (target - old) * (target - old);
-        after += (target - next) * (target - next);
-      }
+      const target = y[i] as number;
+      before += (target - old) * (target - old);
+      after += (target - next) * (target - next);
     }
     grown = round + 1;
     options.progress?.((round + 1) / rounds);
