@@ -12,6 +12,9 @@
  *     BENCH_NODE_FLAGS='--v8-pool-size=2'   the service's node flags instead of the start script's
  *     BENCH_B_FLAGS='...' BENCH_B_ENV='LOG_LEVEL=warn'   also a variant "ours B" with these node flags and
  *                                           environment, in the same rounds (an A/B in one run)
+ *     BENCH_B_DIR=/tmp/before               ... or run from another checkout, built (the code before a change:
+ *                                           git archive <commit> | tar -x -C /tmp/before, node_modules
+ *                                           linked, node scripts/ensure-build.mjs there)
  *     BENCH_CPU_PROF=<dir>                  the service writes a --cpu-prof profile there when it stops
  *     BENCH_RATE=500                        a fixed rate instead of saturation: CPU per request compared at
  *                                           the same pace, which a busy machine moves less than req/s
@@ -40,6 +43,8 @@ interface Measured {
   p99: number;
   /** The server process's CPU (every thread) per request, in microseconds: unlike req/s, not moved by other users' load. */
   cpuUs: number;
+  /** The part of it on threads other than the main one (V8's GC helpers, libuv's pool, the embedded database's thread). */
+  otherCpuUs: number;
 }
 
 interface Target {
@@ -54,7 +59,12 @@ async function measure(target: Target): Promise<Measured> {
   const result = await autocannon({ url: target.url, connections: CONNECTIONS, duration: SECONDS, ...(RATE ? { overallRate: RATE } : {}) });
   const cpu = cpuSince(before, await processCpu(target.pid));
   if (result.errors + result.non2xx > 0) throw new Error(`${target.url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
-  return { rps: result.requests.average, p99: result.latency.p99, cpuUs: ((cpu.main + cpu.others) * 1e6) / result.requests.total };
+  return {
+    rps: result.requests.average,
+    p99: result.latency.p99,
+    cpuUs: ((cpu.main + cpu.others) * 1e6) / result.requests.total,
+    otherCpuUs: (cpu.others * 1e6) / result.requests.total,
+  };
 }
 
 /** package.json's start script as environment, node flags and script: what `npm start` runs. */
@@ -78,13 +88,13 @@ interface Service {
 }
 
 /** The service as `npm start` runs it, on 127.0.0.1 and a free port; its output goes to `logFile`. */
-async function startService(environment: Record<string, string>, logFile: string, flagsInstead?: string[]): Promise<Service> {
+async function startService(environment: Record<string, string>, logFile: string, flagsInstead?: string[], dir = root): Promise<Service> {
   const { env, flags: startFlags, script } = startCommand();
   const flags = flagsInstead ?? startFlags;
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
   const out = openSync(logFile, 'a');
   const child = spawn(process.execPath, [...flags, ...profile, script], {
-    cwd: root,
+    cwd: dir,
     env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', ADMIN_PASSWORD, ...environment },
     stdio: ['ignore', out, out],
   });
@@ -141,7 +151,7 @@ async function compare(kind: 'pg' | 'pglite', targets: Named[]) {
     const floor = measured[0]!;
     const parts = targets.map((t, i) => {
       const m = measured[i]!;
-      return `${t.name} ${m.rps.toFixed(0)} req/s (p99 ${m.p99} ms, ${m.cpuUs.toFixed(0)} µs CPU/req${i > 0 ? `, ${(m.rps / floor.rps).toFixed(2)} of the floor` : ''})`;
+      return `${t.name} ${m.rps.toFixed(0)} req/s (p99 ${m.p99} ms, ${m.cpuUs.toFixed(0)} µs CPU/req, ${m.otherCpuUs.toFixed(0)} off the main thread${i > 0 ? `, ${(m.rps / floor.rps).toFixed(2)} of the floor` : ''})`;
     });
     console.log(`  ${kind} round ${round + 1}, load ${load.toFixed(1)}: ${parts.join('; ')}`);
   }
@@ -154,11 +164,12 @@ async function compare(kind: 'pg' | 'pglite', targets: Named[]) {
 }
 
 /** The service as `npm start` runs it, and BENCH_B_ENV / BENCH_B_FLAGS' variant when one is given. */
-function variants(): { name: string; env: Record<string, string>; flags?: string[] }[] {
-  const b = process.env.BENCH_B_ENV !== undefined || process.env.BENCH_B_FLAGS !== undefined;
+function variants(): { name: string; env: Record<string, string>; flags?: string[]; dir?: string }[] {
+  const b = process.env.BENCH_B_ENV !== undefined || process.env.BENCH_B_FLAGS !== undefined || process.env.BENCH_B_DIR !== undefined;
   const env = Object.fromEntries((process.env.BENCH_B_ENV ?? '').split(/\s+/).filter(Boolean).map((pair) => [pair.split('=')[0]!, pair.split('=').slice(1).join('=')]));
   const flags = process.env.BENCH_B_FLAGS?.split(/\s+/).filter(Boolean);
-  return [{ name: 'ours', env: {} }, ...(b ? [{ name: 'ours B', env, flags }] : [])];
+  const dir = process.env.BENCH_B_DIR ? path.resolve(process.env.BENCH_B_DIR) : undefined;
+  return [{ name: 'ours', env: {} }, ...(b ? [{ name: 'ours B', env, flags, dir }] : [])];
 }
 
 const ourTarget = (name: string, service: Service, session: string): Named => ({
@@ -174,7 +185,7 @@ async function benchPostgres() {
   try {
     const services: { name: string; service: Service }[] = [];
     for (const [i, variant] of variants().entries()) {
-      const service = await startService({ DATABASE_URL: db.url, DATA_DIR: path.join(dataDir, String(i)), ...variant.env }, path.join(dataDir, `service-${i}.log`), variant.flags);
+      const service = await startService({ DATABASE_URL: db.url, DATA_DIR: path.join(dataDir, String(i)), ...variant.env }, path.join(dataDir, `service-${i}.log`), variant.flags, variant.dir);
       children.push(service.child);
       services.push({ name: variant.name, service });
     }
@@ -204,7 +215,7 @@ async function benchPGlite() {
     const services: { name: string; service: Service }[] = [];
     for (const [i, variant] of variants().entries()) {
       copy(path.join(dataDir, String(i), 'pgdata'));
-      const service = await startService({ DATA_DIR: path.join(dataDir, String(i)), ...variant.env }, path.join(dataDir, `service-${i}.log`), variant.flags);
+      const service = await startService({ DATA_DIR: path.join(dataDir, String(i)), ...variant.env }, path.join(dataDir, `service-${i}.log`), variant.flags, variant.dir);
       children.push(service.child);
       services.push({ name: variant.name, service });
     }
