@@ -4,13 +4,14 @@
  * seasonal naive, for the kept settings and the measured alternatives, plus the timing of a 1,000-series
  * monthly-sized panel (4 rounds, as the engine's 3 backtest windows and final fit).
  *
- *   npx tsx bench/forecast/global-model.ts            # every panel, every variant, timing
- *   BENCH_GLOBAL_VARIANTS='kept;no clip' npx tsx bench/forecast/global-model.ts
+ *   npx tsx bench/forecast/global-model.ts            # every panel, every variant, both timings
+ *   BENCH_GLOBAL_VARIANTS='kept;no clip' BENCH_GLOBAL_TIMING=0 BENCH_GLOBAL_SEED=2 npx tsx bench/forecast/global-model.ts
  *
  * MASE's scale is the series' in-sample mean absolute seasonal difference (lag = season, or 1 without one,
  * or when the training part is shorter than two seasons), as in M4.
  */
 import { loadavg } from 'node:os';
+import { pathToFileURL } from 'node:url';
 import { GLOBAL_DEFAULTS, runGlobalModelWith, type GlobalRound, type GlobalSeries, type GlobalSettings } from '../../src/training/models/global.js';
 import { dayStep, group, meanMase, naive, panels, readCsv, seasonalNaive, splitPanel } from './global-panels.js';
 
@@ -36,7 +37,7 @@ const VARIANTS: Record<string, Partial<GlobalSettings>> = {
   "boosting.ts's exact trees": { learner: 'exact' },
 };
 
-function run(): void {
+export function benchGlobalModel(): void {
   const chosen = (process.env.BENCH_GLOBAL_VARIANTS ?? Object.keys(VARIANTS).join(';')).split(';');
   const names = Object.keys(VARIANTS).filter((v) => chosen.includes(v));
   const rows: string[] = [];
@@ -81,7 +82,10 @@ function run(): void {
   };
   console.log(`\nGeometric mean over the panels it ran on (null: too small) of (variant / best naive): ${names.map((v) => `${v} ${geo(totals[v]!).toFixed(3)}`).join(', ')}`);
   console.log(`Seconds over all panels: ${names.map((v) => `${v} ${seconds[v]!.reduce((a, b) => a + b, 0).toFixed(1)}`).join(', ')}`);
-  if (process.env.BENCH_GLOBAL_TIMING !== '0') timing();
+  if (process.env.BENCH_GLOBAL_TIMING !== '0') {
+    timing();
+    timingMany();
+  }
 }
 
 /**
@@ -128,4 +132,37 @@ function timing(): void {
   console.log(result?.description);
 }
 
-run();
+// Run when executed itself (npx tsx); bench/run.ts may import benchGlobalModel instead.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) benchGlobalModel();
+
+/**
+ * 50,000 series of 3 values (issue 33's "50,000 series of 3 rows"): 3-day windows of the same real daily
+ * weather, taken again from the start once the 8 series' 11.2k distinct windows run out; a backtest round
+ * predicting each series' third value from its first two, and a final round forecasting 3 steps.
+ */
+function timingMany(): void {
+  const weather = readCsv('weather.csv');
+  const base = ['temp_max', 'temp_min', 'wind', 'precipitation'].flatMap((m) =>
+    group(weather, (r) => `${r.location}-${m}`, (r) => dayStep(r.date!), (r) => Number(r[m])),
+  );
+  const series: GlobalSeries[] = [];
+  for (let offset = 0; series.length < 50_000; offset++) {
+    for (const s of base) {
+      if (series.length >= 50_000) break;
+      const at = offset % (s.values.length - 3);
+      series.push({ time: [0, 1, 2], values: s.values.slice(at, at + 3) });
+    }
+  }
+  const rounds: GlobalRound[] = [
+    { cut: series.map(() => 1), predict: series.map(() => [2]) },
+    { cut: series.map(() => 2), predict: series.map(() => [3, 4, 5]) },
+  ];
+  const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  const result = runGlobalModelWith(series, rounds, { season: 1, seed: 7 }, GLOBAL_DEFAULTS);
+  const ms = performance.now() - t0;
+  console.log(
+    `Timing: 50,000 series x 3 values, 2 rounds: wall ${(ms / 1000).toFixed(2)} s, CPU ${(process.cpuUsage(cpu0).user / 1e6).toFixed(2)} s, RSS ${(process.memoryUsage().rss / 1e6).toFixed(0)} MB`,
+  );
+  console.log(result?.description);
+}
