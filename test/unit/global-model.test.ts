@@ -75,6 +75,26 @@ describe('global model across series', () => {
     expect(run?.predictions[0]?.flat().every((v) => Number.isFinite(v))).toBe(true);
   });
 
+  it('forecasts series with gaps (annual deaths by disaster type, years missing) within their known range', () => {
+    const { splits, series, round } = heldOut(panel('disasters'));
+    expect(splits.some((s) => (s.future[s.future.length - 1] as number) - (s.future[0] as number) > s.future.length - 1)).toBe(true);
+    const run = runGlobalModel(series, [round], { season: 1, seed: 1 });
+    expect(run).not.toBeNull();
+    splits.forEach((s, i) => {
+      const forecast = run?.predictions[0]?.[i] ?? [];
+      expect(forecast).toHaveLength(s.future.length);
+      const low = Math.min(...s.train.values);
+      const high = Math.max(...s.train.values);
+      // The recursion's bound: the known range widened on each side by half of it or the series' scale.
+      const scale = s.train.values.slice(-12).reduce((a, v) => a + Math.abs(v), 0) / Math.min(12, s.train.values.length);
+      const margin = Math.max((high - low) / 2, scale);
+      for (const v of forecast) {
+        expect(v).toBeGreaterThanOrEqual(low - margin - 1e-6);
+        expect(v).toBeLessThanOrEqual(high + margin + 1e-6);
+      }
+    });
+  });
+
   it('continues a seasonal pattern two seasons past the cut from its own forecasts', () => {
     // Each industry's average month-of-year profile (real unemployment counts), repeated for 8 years at its own level.
     const unemployment = panel('unemployment');

@@ -18,8 +18,8 @@
  *   their own for the trees.
  * The trees are histogram-boosting.ts's; the leaf penalty (lambda 200 rows) shrinks small leaves towards the
  * baseline and out-of-bag rows stop the boosting when it no longer helps. Forecasts are recursive: each step
- * beyond the cut is predicted from the lags the earlier steps filled in, bounded to the series' range
- * widened by half of it on each side.
+ * beyond the cut is predicted from the lags the earlier steps filled in, bounded to the laid-out values' range
+ * widened on each side by half of it or by the series' scale, whichever is more.
  *
  * Measured on 11 real panels (bench/forecast/global-model.ts, table in the report of issue 33): GLOBAL_DEFAULTS
  * is the best of the variants tried there; each setting's comment says what its alternative did.
@@ -185,7 +185,7 @@ interface Dense {
   /** Filled length (the rest is room for recursive forecasts). */
   length: number;
   scale: number;
-  /** Bounds of the recursive forecasts: the laid-out values' range widened by half of it on each side. */
+  /** Bounds of the recursive forecasts: the laid-out values' range widened by half of it (at least the scale) on each side. */
   low: number;
   high: number;
 }
