@@ -3,12 +3,10 @@
  * training runner, real database. What a user uploads, what comes back, and how it is explained.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTrainingRunner } from '../../src/jobs-runner/wiring.js';
-import { forecastJobs, type Row } from '../support/forecast-jobs.js';
+import { trainingContext, type forecastJobs, type Row } from '../support/forecast-jobs.js';
 import { CURRENT, OLDER, createTestContext, form, type TestContext, type TestUser } from '../support/helper.js';
 
 let ctx: TestContext;
-let training: ReturnType<typeof createTrainingRunner>;
 let user: TestUser;
 let jobs: ReturnType<typeof forecastJobs>;
 let jobWithData: typeof jobs.jobWithData, jobStatus: typeof jobs.jobStatus, stat: typeof jobs.stat, statusRecords: typeof jobs.statusRecords;
@@ -80,20 +78,15 @@ function halfHourly(days: number) {
 
 const mae = (predicted: number[], truth: number[]) => predicted.reduce((s, p, i) => s + Math.abs(p - truth[i]!), 0) / truth.length;
 
+let close: () => Promise<void>;
+
 beforeAll(async () => {
-  ctx = await createTestContext();
-  training = createTrainingRunner(ctx.services, ctx.database, { threads: 1, pollMs: 100, heartbeatMs: 200 });
-  training.runner.start();
-  user = await ctx.createUser();
-  jobs = forecastJobs(ctx, user, TZ, ENGINE_TIMEOUT);
+  ({ ctx, user, jobs, close } = await trainingContext(TZ, ENGINE_TIMEOUT));
   ({ jobWithData, jobStatus, stat, statusRecords, finished, output, advance } = jobs);
-  const sub = await ctx.request({ method: 'POST', url: `${OLDER}/subscriptions.php?session=${user.session}`, ...form({ app: 'forecast' }) });
-  expect(sub.envelope.status).toBe(0);
 }, 60_000);
 
 afterAll(async () => {
-  await training?.close();
-  await ctx?.close();
+  await close?.();
 });
 
 describe('forecasting engine through the API', () => {

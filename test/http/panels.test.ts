@@ -8,12 +8,10 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTrainingRunner } from '../../src/jobs-runner/wiring.js';
-import { forecastJobs, type Row, type Stat } from '../support/forecast-jobs.js';
-import { CURRENT, OLDER, createTestContext, form, type TestContext, type TestUser } from '../support/helper.js';
+import { trainingContext, type forecastJobs, type Row, type Stat } from '../support/forecast-jobs.js';
+import { CURRENT, OLDER, form, type TestContext, type TestUser } from '../support/helper.js';
 
 let ctx: TestContext;
-let training: ReturnType<typeof createTrainingRunner>;
 let user: TestUser;
 let jobs: ReturnType<typeof forecastJobs>;
 const TZ = 'UTC';
@@ -57,19 +55,14 @@ async function restateAndRun(jobId: number, trainingId: number, roles: Record<st
 
 const INDUSTRIES = ['Government', 'Mining and Extraction', 'Construction', 'Manufacturing', 'Wholesale and Retail Trade', 'Finance'];
 
+let close: () => Promise<void>;
+
 beforeAll(async () => {
-  ctx = await createTestContext();
-  training = createTrainingRunner(ctx.services, ctx.database, { threads: 1, pollMs: 100, heartbeatMs: 200 });
-  training.runner.start();
-  user = await ctx.createUser();
-  jobs = forecastJobs(ctx, user, TZ, ENGINE_TIMEOUT);
-  const sub = await ctx.request({ method: 'POST', url: `${OLDER}/subscriptions.php?session=${user.session}`, ...form({ app: 'forecast' }) });
-  expect(sub.envelope.status).toBe(0);
+  ({ ctx, user, jobs, close } = await trainingContext(TZ, ENGINE_TIMEOUT));
 }, 60_000);
 
 afterAll(async () => {
-  await training?.close();
-  await ctx?.close();
+  await close?.();
 });
 
 describe('a long upload of six industries keyed by a column', () => {

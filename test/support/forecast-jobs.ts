@@ -3,7 +3,8 @@
  * for the run to end, read the output and the run's explanation. One copy for every test file that trains.
  */
 import { expect } from 'vitest';
-import { CURRENT, form, multipart, type TestContext, type TestUser } from './helper.js';
+import { createTrainingRunner } from '../../src/jobs-runner/wiring.js';
+import { CURRENT, OLDER, createTestContext, form, multipart, type TestContext, type TestUser } from './helper.js';
 
 export type Row = Record<string, string>;
 
@@ -106,4 +107,26 @@ export function forecastJobs(ctx: TestContext, user: TestUser, tz: string, timeo
   }
 
   return { newJob, upload, jobWithData, jobStatus, waitForEnd, stat, statusRecords, finished, output, advance };
+}
+
+/**
+ * A test app with a training runner (one thread, quick polls) and a subscribed user, the setup every file
+ * that trains through the API shares; close() stops the runner before the app.
+ */
+export async function trainingContext(tz: string, timeoutMs: number) {
+  const ctx = await createTestContext();
+  const training = createTrainingRunner(ctx.services, ctx.database, { threads: 1, pollMs: 100, heartbeatMs: 200 });
+  training.runner.start();
+  const user = await ctx.createUser();
+  const sub = await ctx.request({ method: 'POST', url: `${OLDER}/subscriptions.php?session=${user.session}`, ...form({ app: 'forecast' }) });
+  expect(sub.envelope.status).toBe(0);
+  return {
+    ctx,
+    user,
+    jobs: forecastJobs(ctx, user, tz, timeoutMs),
+    close: async () => {
+      await training.close();
+      await ctx.close();
+    },
+  };
 }
