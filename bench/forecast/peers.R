@@ -20,25 +20,9 @@
 suppressPackageStartupMessages(library(forecast))
 
 args <- commandArgs(trailingOnly = TRUE)
-limit <- as.numeric(Sys.getenv("BENCH_PEERS_TIME_LIMIT", "300"))
 max_rows <- 100000
 
-bounded <- function(fit) {
-  started <- Sys.time()
-  job <- parallel::mcparallel(try(as.numeric(fit()), silent = TRUE), silent = TRUE)
-  result <- parallel::mccollect(job, wait = FALSE, timeout = limit)
-  seconds <- as.numeric(difftime(Sys.time(), started, units = "secs"))
-  if (is.null(result)) {
-    tools::pskill(job$pid)
-    parallel::mccollect(job, wait = FALSE, timeout = 1)
-    return(list(status = sprintf("timed out after %g s", limit), seconds = seconds, pred = numeric(0)))
-  }
-  value <- result[[1]]
-  if (inherits(value, "try-error") || is.null(value)) {
-    return(list(status = paste("error:", gsub("[\t\r\n]+", " ", as.character(value))), seconds = seconds, pred = numeric(0)))
-  }
-  list(status = "ok", seconds = seconds, pred = value)
-}
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)[1])), "bounded.R"))
 
 harmonic <- function(y, periods, h) {
   grids <- lapply(seq_along(periods), function(i) {
