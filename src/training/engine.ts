@@ -20,7 +20,7 @@
 import { createHash } from 'node:crypto';
 import { withDateCache } from './dates.js';
 import { trainNetworkOnly } from './legacy.js';
-import { detectKeys, forecastPanel } from './panel.js';
+import { detectKeys, forecastPanel, seriesPlan } from './panel.js';
 import type { EngineHooks } from './progress.js';
 import { analyse } from './series.js';
 import { forecastSeries } from './series-run.js';
@@ -41,7 +41,10 @@ export function trainModel(input: TrainingInput, hooks: EngineHooks = {}): Train
     // Many series in one upload (issue 33): each forecast on its own, with a global model across them.
     const panel = detectKeys(input, analysis);
     if (panel) return forecastPanel(input, panel, hooks, seed);
-    return forecastSeries(input, analysis, hooks, seed);
+    // Several value columns side by side (a wide upload) are many series too: past one output, each column gets
+    // the families a panel of that many series would (issue 33).
+    const outputs = analysis.columns.filter((c) => c.role === 'output').length;
+    return forecastSeries(input, analysis, hooks, seed, outputs > 1 ? seriesPlan(outputs, outputs * analysis.known.length) : undefined);
   });
 }
 

@@ -151,7 +151,7 @@ const WINDOW_STEPS: { upToRows: number; windows: number }[] = [
   { upToRows: Infinity, windows: 1 },
 ];
 
-function seriesPlan(series: number, totalRows: number): SeriesPlan {
+export function seriesPlan(series: number, totalRows: number): SeriesPlan {
   const costly = series <= COSTLY_MAX_SERIES && totalRows <= COSTLY_MAX_ROWS;
   const choose: FamilyChoice = (kind) => familiesFor(kind).filter((f) => !NEVER_IN_PANELS.has(f.name) && (kind === 'categorical' || costly || CHEAP.has(f.name)));
   return { choose, windows: (WINDOW_STEPS.find((w) => totalRows <= w.upToRows) as { windows: number }).windows };

@@ -303,9 +303,9 @@ export function finishSeries(prep: PreparedSeries, runs: OutputRun[], meter: Wor
   };
 }
 
-export function forecastSeries(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, seed: number): TrainingResult {
+export function forecastSeries(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, seed: number, plan?: SeriesPlan): TrainingResult {
   const started = performance.now();
-  const prep = prepareSeries(input, analysis, seed);
+  const prep = prepareSeries(input, analysis, seed, plan);
   const meter = new WorkMeter(prep.cost, hooks);
   const runs = scoreSeries(prep, meter);
   const result = finishSeries(prep, runs, meter, started);
