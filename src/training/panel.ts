@@ -142,7 +142,7 @@ export function detectKeys(input: TrainingInput, analysis: Analysis): Grouping |
 const CHEAP = new Set([...NAIVE_NAMES, 'linear', 'theta', 'ets']);
 const COSTLY_MAX_SERIES = 20;
 const COSTLY_MAX_ROWS = 5_000;
-const NEVER_IN_PANELS = new Set(['network', 'network_classifier']);
+const NEVER_IN_PANELS = new Set(['network']);
 
 /** Backtest windows per series by the panel's known rows: fewer windows on large panels keep the time bounded. */
 const WINDOW_STEPS: { upToRows: number; windows: number }[] = [
