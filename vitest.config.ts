@@ -36,7 +36,8 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
-      { test: { name: 'browser', include: ['test/browser/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 120_000 } },
+      // One Chromium and one service at a time: two consoles training side by side on 2 cores timed out a step.
+      { test: { name: 'browser', include: ['test/browser/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 120_000, fileParallelism: false } },
       ...(onlyFaults
         ? [{ test: { name: 'faults', include: ['test/faults/**/*.test.ts'], testTimeout: 180_000, hookTimeout: 120_000, fileParallelism: false } }]
         : []),
