@@ -382,7 +382,8 @@ function assemble(
   for (const m of members) {
     const result = results.get(m);
     const last = m.rows[m.rows.length - 1] as number;
-    const forecasts = result ? result.forecasts : fallbackForecast(m).forecasts;
+    const fallback = result ? null : fallbackForecast(m);
+    const forecasts = result ? result.forecasts : (fallback as ReturnType<typeof fallbackForecast>).forecasts;
     forecasts.forEach((f, j) => {
       const rowIndex = f.rowIndex === null ? null : (m.rows[f.rowIndex] as number);
       placed.push({ order: rowIndex ?? last + (j + 1) / (forecasts.length + 1), row: { ...f, rowIndex } });
@@ -402,8 +403,7 @@ function assemble(
         ...(timeNotes.length > 0 ? { note: timeNotes.join('; ') } : {}),
       });
     } else {
-      const { carried } = fallbackForecast(m);
-      seriesStates.push({ key: m.key, engine: null, carried });
+      seriesStates.push({ key: m.key, engine: null, carried: (fallback as ReturnType<typeof fallbackForecast>).carried });
       m.input.columns.filter((c) => c.role === 'output').forEach((c) => outputs.add(c.name));
       perSeries.push({ key: m.key, rows: m.knownRows, outputs: [], ...(m.note ? { note: m.note } : {}) });
     }
