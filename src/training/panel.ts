@@ -15,29 +15,18 @@
  * another thread or process (issue 34).
  */
 import { DateTime } from 'luxon';
-import { finishSeries, prepareSeries, scoreSeries, WorkMeter, type FamilyChoice, type OutputRun, type PreparedSeries, type SeriesPlan } from './series-run.js';
+import { WorkMeter, type FamilyChoice, type PreparedSeries, type SeriesPlan } from './series-run.js';
 import type { CellReader } from './encoder.js';
-import { timeOf, type EngineState, type SeriesState } from './forecaster.js';
-import { keyOf, type PanelSeriesState, type PanelState } from './panel-predict.js';
-import { backtestError, type Scored } from './selection.js';
+import { timeOf, type SeriesState } from './forecaster.js';
+import { keyOf } from './panel-predict.js';
+import { assemblePanel, fallbackOutcome, prepareMember, runPanelPart, seriesInput, type GlobalCandidate, type PanelPart, type PanelPlan, type PreparedMember } from './panel-part.js';
 import { familiesFor } from './models/candidates.js';
-import { precomputedGlobalFamily } from './models/global-forecast.js';
 import { runGlobalModel, type GlobalRound, type GlobalSeries } from './models/global.js';
-import type { ModelFamily } from './models/model.js';
 import { NAIVE_NAMES } from './models/naive.js';
 import type { EngineHooks } from './progress.js';
-import { analyse, MIN_KNOWN_ROWS, type Analysis } from './series.js';
-import {
-  TrainingError,
-  type ColumnSpec,
-  type OutputSelection,
-  type PanelReport,
-  type PanelSeriesReport,
-  type TrainedModelV2,
-  type TrainingInput,
-  type TrainingResult,
-} from './types.js';
-import { isEmptyCell, parseNumber } from './values.js';
+import type { Analysis } from './series.js';
+import type { ColumnSpec, PanelReport, TrainingInput, TrainingResult } from './types.js';
+import { parseNumber } from './values.js';
 
 /** Candidate key columns tried in pairs when no single one names the series (the fewest distinct values first). */
 const MAX_PAIR_CANDIDATES = 6;
@@ -157,38 +146,14 @@ export function seriesPlan(series: number, totalRows: number): SeriesPlan {
   return { choose, windows: (WINDOW_STEPS.find((w) => totalRows <= w.upToRows) as { windows: number }).windows };
 }
 
-/** A series of the panel: its rows, and either its prepared run or why it has none. */
+/** A series of the panel while planning: its key, its rows in the upload, and its preparation. */
 interface PanelMember {
+  index: number;
   key: string[];
   rows: number[];
   input: TrainingInput;
+  prepared: PreparedMember;
   prep: PreparedSeries | null;
-  note?: string;
-  knownRows: number;
-}
-
-function seriesInput(input: TrainingInput, keys: string[], rows: number[]): TrainingInput {
-  const columns: ColumnSpec[] = input.columns.map((c) => (keys.includes(c.name) ? { ...c, role: 'ignore' } : c));
-  return { header: input.header, columns, rows: rows.map((i) => input.rows[i] as (string | null)[]), params: input.params };
-}
-
-function member(input: TrainingInput, keys: string[], group: { key: string[]; rows: number[] }, seed: number, plan: SeriesPlan): PanelMember {
-  const sub = seriesInput(input, keys, group.rows);
-  let analysis: Analysis;
-  try {
-    analysis = analyse(sub);
-  } catch (error) {
-    if (!(error instanceof TrainingError) || error.code !== 'invalid_input') throw error;
-    const outputs = sub.columns.filter((c) => c.role === 'output');
-    const knownRows = sub.rows.filter((row) => outputs.some((c) => !isEmptyCell(row[sub.header.indexOf(c.name)]))).length;
-    return { key: group.key, rows: group.rows, input: sub, prep: null, knownRows, note: knownRows === 0 ? 'no known value: not forecast' : `too short for a model (${knownRows} known rows, ${MIN_KNOWN_ROWS} needed): its last known value carried forward` };
-  }
-  try {
-    return { key: group.key, rows: group.rows, input: sub, prep: prepareSeries(sub, analysis, seed, plan), knownRows: analysis.known.length };
-  } catch (error) {
-    if (!(error instanceof TrainingError) || error.code !== 'invalid_input') throw error;
-    return { key: group.key, rows: group.rows, input: sub, prep: null, knownRows: analysis.known.length, note: `too short for a model (${error.message}): its last known value carried forward` };
-  }
 }
 
 /** The season position of time 0 of each series on one shared axis, so the global model's calendar agrees. */
@@ -207,8 +172,8 @@ function sharedOffsets(members: PanelMember[]): (number | null)[] {
  * The global model's candidate per series and output: scored on the series' own backtest windows. Series on
  * another spacing than the panel's most common one, or with no time axis, get none.
  */
-function globalCandidates(members: PanelMember[], seed: number, meter: WorkMeter): Map<PanelMember, Map<string, Scored>> {
-  const found = new Map<PanelMember, Map<string, Scored>>();
+function globalCandidates(members: PanelMember[], seed: number, meter: WorkMeter): Map<number, Record<string, GlobalCandidate>> {
+  const found = new Map<number, Record<string, GlobalCandidate>>();
   const offsets = sharedOffsets(members);
   const seasons = new Map<number, number>();
   members.forEach((m, k) => {
@@ -266,12 +231,10 @@ function globalCandidates(members: PanelMember[], seed: number, meter: WorkMeter
     const futureTimes = prep.placement.targets.map((t) => t.time);
     const values = (run.predictions[windows] as number[][])[s] as number[];
     if (values.length !== futureTimes.length || values.some((v) => !Number.isFinite(v))) return;
-    const family = precomputedGlobalFamily({ first: futureTimes[0] ?? prep.placement.series.lastTime + 1, values: stepValues(futureTimes, values), description: run.description });
-    const actual = prep.analysis.known.map((i) => parseNumber((prep.analysis.readers[i] as CellReader)(entry.column)) as number);
-    const scored: Scored = { family, predictions, error: backtestError(prep.backtest, actual, predictions), description: run.description };
-    let byColumn = found.get(entry.member);
-    if (!byColumn) found.set(entry.member, (byColumn = new Map<string, Scored>()));
-    byColumn.set(entry.column, scored);
+    const state = { first: futureTimes[0] ?? prep.placement.series.lastTime + 1, values: stepValues(futureTimes, values), description: run.description };
+    let byColumn = found.get(entry.member.index);
+    if (!byColumn) found.set(entry.member.index, (byColumn = {}));
+    byColumn[entry.column] = { state, predictions, description: run.description };
   });
   return found;
 }
@@ -292,227 +255,80 @@ function stepValues(times: number[], values: number[]): number[] {
 /** Work units of the global model, on the local families' scale (a naive fit is 1). */
 const globalCost = (series: GlobalSeries[]) => 4 * Math.max(1, series.reduce((s, x) => s + x.values.length, 0) / 200);
 
-/** A series with no model: its rows to forecast take its last known value (empty with no known value). */
-function fallbackForecast(m: PanelMember): { forecasts: TrainingResult['forecasts']; carried: Record<string, string> } {
-  const outputs = m.input.columns.filter((c) => c.role === 'output');
-  const index = new Map(m.input.header.map((h, i) => [h, i]));
-  const carried: Record<string, string> = {};
-  for (const c of outputs) {
-    const i = index.get(c.name) as number;
-    for (let r = m.input.rows.length - 1; r >= 0; r--) {
-      const cell = (m.input.rows[r] as (string | null)[])[i];
-      if (!isEmptyCell(cell)) {
-        carried[c.name] = String(cell).trim();
-        break;
-      }
-    }
-  }
-  const forecasts: TrainingResult['forecasts'] = [];
-  m.input.rows.forEach((row, r) => {
-    if (!outputs.every((c) => isEmptyCell(row[index.get(c.name) as number]))) return;
-    const values: Record<string, string> = {};
-    m.input.header.forEach((h, i) => (values[h] = row[i] ?? ''));
-    for (const c of outputs) values[c.name] = carried[c.name] ?? '';
-    forecasts.push({ rowIndex: r, values });
-  });
-  return { forecasts, carried };
-}
-
-/** MAE of the one-step naive on the known rows: the scale of a series' errors (MASE's denominator). */
-function naiveScale(run: OutputRun): number {
-  const y = run.data.target as number[];
-  let sum = 0;
-  for (let i = 1; i < y.length; i++) sum += Math.abs((y[i] as number) - (y[i - 1] as number));
-  const scale = y.length > 1 ? sum / (y.length - 1) : 0;
-  return scale > 0 ? scale : 1;
-}
-
 /** A row cap never cuts a series below this many of its most recent known rows. */
 const MIN_ROWS_PER_SERIES = 24;
-/** Series listed one by one in the report; the counts cover all of them. */
-const MAX_LISTED_SERIES = 1_000;
+/**
+ * Work units a part aims at (the local families' scale, a naive fit is 1): about two seconds of one training
+ * thread on this project's 2-core machine (1,000 monthly series: 31,000 units in 14 s), so another user's job
+ * waits at most that long for a thread, and a part lost with its worker costs that much again.
+ */
+export const PART_COST = 5_000;
+/** Series per part at most, however cheap: a part's rows and outcomes stay a few megabytes. */
+const MAX_PART_SERIES = 250;
 
-export function forecastPanel(input: TrainingInput, grouping: Grouping, hooks: EngineHooks, seed: number): TrainingResult {
-  const started = performance.now();
-  const totalRows = grouping.groups.reduce((s, g) => s + g.rows.length, 0);
-  const plan = seriesPlan(grouping.groups.length, totalRows);
-  const cap = input.params.maxKnownRows;
-  const perSeries = cap !== undefined && totalRows > cap ? Math.max(MIN_ROWS_PER_SERIES, Math.floor(cap / grouping.groups.length)) : undefined;
-  const capped = perSeries === undefined ? input : { ...input, params: { ...input.params, maxKnownRows: perSeries } };
-  const members = grouping.groups.map((g) => member(capped, grouping.keys, g, seed, plan));
-  const modelled = members.filter((m) => m.prep !== null);
-  const readMs = performance.now() - started;
-
-  const localCost = modelled.reduce((s, m) => s + (m.prep as PreparedSeries).cost, 0);
-  const meter = new WorkMeter(localCost + 4 * Math.max(1, totalRows / 200), hooks);
-  const global = globalCandidates(members, seed, meter);
-  const runs = new Map<PanelMember, OutputRun[]>();
-  for (const m of modelled) {
-    const extra = global.get(m);
-    runs.set(m, scoreSeries(m.prep as PreparedSeries, meter, (column) => (extra?.get(column) ? [extra.get(column) as Scored] : [])));
-  }
-  const backtestMs = performance.now() - started - readMs;
-
-  const results = new Map<PanelMember, TrainingResult>();
-  for (const m of modelled) results.set(m, finishSeries(m.prep as PreparedSeries, runs.get(m) as OutputRun[], meter, started));
-  const fitMs = performance.now() - started - readMs - backtestMs;
-  meter.finish();
-  const notes = perSeries === undefined ? [] : [`each series cut to its most recent ${perSeries} known rows (the row cap of ${cap} over ${members.length} series)`];
-  return assemble(input, grouping, members, runs, results, { readMs, backtestMs, fitMs }, seed, performance.now() - started, notes);
-}
-
-function assemble(
-  input: TrainingInput,
-  grouping: Grouping,
-  members: PanelMember[],
-  runs: Map<PanelMember, OutputRun[]>,
-  results: Map<PanelMember, TrainingResult>,
-  phases: { readMs: number; backtestMs: number; fitMs: number },
-  seed: number,
-  trainMs: number,
-  notes: string[],
-): TrainingResult {
-  // Rows in upload order; a series' generated future rows right after its last uploaded row.
-  const placed: { order: number; row: TrainingResult['forecasts'][number] }[] = [];
-  const seriesStates: PanelSeriesState[] = [];
-  const perSeries: PanelSeriesReport[] = [];
-  const wins: Record<string, number> = {};
-  const inputColumns = new Set<string>(grouping.keys);
-  const outputs = new Set<string>();
-  for (const m of members) {
-    const result = results.get(m);
-    const last = m.rows[m.rows.length - 1] as number;
-    const fallback = result ? null : fallbackForecast(m);
-    const forecasts = result ? result.forecasts : (fallback as ReturnType<typeof fallbackForecast>).forecasts;
-    forecasts.forEach((f, j) => {
-      const rowIndex = f.rowIndex === null ? null : (m.rows[f.rowIndex] as number);
-      placed.push({ order: rowIndex ?? last + (j + 1) / (forecasts.length + 1), row: { ...f, rowIndex } });
-    });
-    if (result) {
-      const engine = (result.model as TrainedModelV2).engine as EngineState;
-      seriesStates.push({ key: m.key, engine });
-      engine.inputColumns.forEach((c) => inputColumns.add(c));
-      engine.outputs.forEach((o) => outputs.add(o.column));
-      const selection = result.selection?.outputs ?? [];
-      for (const o of selection) wins[o.chosen] = (wins[o.chosen] ?? 0) + 1;
-      const timeNotes = result.selection?.timeNotes ?? [];
-      perSeries.push({
-        key: m.key,
-        rows: m.knownRows,
-        outputs: selection.map((o) => ({ column: o.column, chosen: o.chosen, error: o.error, baseline: o.baseline })),
-        ...(timeNotes.length > 0 ? { note: timeNotes.join('; ') } : {}),
-      });
-    } else {
-      seriesStates.push({ key: m.key, engine: null, carried: (fallback as ReturnType<typeof fallbackForecast>).carried });
-      m.input.columns.filter((c) => c.role === 'output').forEach((c) => outputs.add(c.name));
-      perSeries.push({ key: m.key, rows: m.knownRows, outputs: [], ...(m.note ? { note: m.note } : {}) });
-    }
-  }
-  placed.sort((a, b) => a.order - b.order);
-
-  const modelled = members.filter((m) => results.has(m));
-  const first = modelled.length > 0 ? (results.get(modelled[0] as PanelMember) as TrainingResult) : undefined;
-  const lengths = members.map((m) => m.knownRows);
-  const panel: PanelReport = {
-    keys: grouping.keys,
-    keySource: grouping.source,
-    series: members.length,
-    shortest: lengths.reduce((a, b) => Math.min(a, b), Infinity),
-    longest: lengths.reduce((a, b) => Math.max(a, b), 0),
-    wins,
-    perSeries: perSeries.slice(0, MAX_LISTED_SERIES),
-  };
-  const state: PanelState = { version: 1, kind: 'panel', keys: grouping.keys, inputColumns: [...inputColumns], outputs: [...outputs], series: seriesStates };
-  const params = { ...input.params, seed };
-  const all = modelled.map((m) => results.get(m) as TrainingResult);
-  const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
-  const validationRows = all.reduce((s, r) => s + r.metrics.validationRows, 0);
-  const mapes = all.map((r) => r.metrics.mape).filter((m): m is number => m !== null);
-  const frequencies = new Map<string, number>();
-  for (const r of all) frequencies.set(r.selection?.frequency ?? 'none', (frequencies.get(r.selection?.frequency ?? 'none') ?? 0) + 1);
-  const frequency = [...frequencies.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'none';
-  const typical = all.find((r) => r.selection?.frequency === frequency) ?? first;
-  // Every series too short for a model: each carried forward, and the report says why per series.
-  const noRuns = modelled.length === 0 ? [`none of the ${members.length} series has ${MIN_KNOWN_ROWS} known rows: each carries its last known value forward`] : [];
-  return {
-    model: JSON.parse(JSON.stringify({ version: 2, params, engine: state })) as TrainedModelV2,
-    forecasts: placed.map((p) => p.row),
-    selection: {
-      modelFamily: 'auto',
-      scheme: typical?.selection?.scheme ?? 'rolling-origin',
-      windows: all.reduce((m, r) => Math.max(m, r.selection?.windows ?? 0), 0),
-      horizon: all.reduce((m, r) => Math.max(m, r.selection?.horizon ?? 0), 0),
-      frequency,
-      season: typical?.selection?.season ?? 1,
-      periods: typical?.selection?.periods ?? [],
-      ...(notes.length + noRuns.length > 0 ? { timeNotes: [...notes, ...noRuns] } : {}),
-      outputs: summaryOutputs(modelled, runs),
-      panel,
-    },
-    metrics: {
-      mae: mean(all.map((r) => r.metrics.mae)),
-      rmse: mean(all.map((r) => r.metrics.rmse)),
-      mape: mapes.length > 0 ? mean(mapes) : null,
-      baselineMae: mean(all.map((r) => r.metrics.baselineMae)),
-      baselineRmse: mean(all.map((r) => r.metrics.baselineRmse)),
-      validationRows,
-      trainingRows: all.reduce((s, r) => s + r.metrics.trainingRows, 0),
-    },
-    successRate: validationRows === 0 ? 0 : Math.round(all.reduce((s, r) => s + r.successRate * r.metrics.validationRows, 0) / validationRows),
-    figures: { ...(first?.figures ?? { neurons: 0, inputs: 0, layersRequested: 0, layersCreated: 0 }), outputs: outputs.size },
-    timing: { trainMs, samples: all.reduce((s, r) => s + r.timing.samples, 0), epochs: 0, samplesEpochsPerSecond: 0, phases },
-  };
+/** A panel planned: the shared part written once, the parts with their work units, and the series prepared here. */
+export interface PlannedPanel {
+  plan: PanelPlan;
+  parts: { part: PanelPart; cost: number }[];
+  seriesPlan: SeriesPlan;
+  /** Series prepared while planning, for a run that goes on in the same thread. */
+  prepared: Map<number, PreparedMember>;
 }
 
 /**
- * Per output column, the panel's table: each candidate's mean scaled error (MASE: backtest MAE over the series'
- * one-step naive MAE) over the series it scored on, the winners' mean, and the best naive family's. Categorical
- * outputs: mean error rates.
+ * Everything a panel does once for all its series: the row cap per series, each series read and prepared
+ * (those too short for a model decided at once), the global model across series; then the series cut into
+ * parts of about PART_COST work units, in upload order. `meterFor` gets the work units of the global model
+ * and of the parts, and answers the progress bar to claim them on.
  */
-function summaryOutputs(modelled: PanelMember[], runs: Map<PanelMember, OutputRun[]>): OutputSelection[] {
-  const columns = new Map<string, { kind: 'numeric' | 'categorical'; entries: { run: OutputRun; scale: number }[] }>();
-  for (const m of modelled) {
-    for (const run of runs.get(m) ?? []) {
-      let entry = columns.get(run.column);
-      if (!entry) columns.set(run.column, (entry = { kind: run.kind, entries: [] }));
-      entry.entries.push({ run, scale: run.kind === 'numeric' ? naiveScale(run) : 1 });
-    }
-  }
-  return [...columns.entries()].map(([column, { kind, entries }]) => {
-    const byFamily = new Map<string, { family: ModelFamily; sum: number; count: number; notes: Set<string> }>();
-    let winners = 0;
-    const chosen = new Map<string, number>();
-    for (const { run, scale } of entries) {
-      winners += run.winner.error / scale;
-      const name = run.winner.members.length > 1 ? 'combination' : (run.winner.members[0] as { family: ModelFamily }).family.name;
-      chosen.set(name, (chosen.get(name) ?? 0) + 1);
-      for (const s of run.scored) {
-        let f = byFamily.get(s.family.name);
-        if (!f) byFamily.set(s.family.name, (f = { family: s.family, sum: 0, count: 0, notes: new Set() }));
-        if (s.error !== null) {
-          f.sum += s.error / scale;
-          f.count++;
-        } else if (s.note) f.notes.add(s.note);
-      }
-    }
-    const candidates = [...byFamily.values()].map((f) => ({
-      name: f.family.name,
-      description: f.count > 0 ? `${f.family.name} on ${f.count} of ${entries.length} series` : f.family.name,
-      error: f.count > 0 ? f.sum / f.count : null,
-      ...(f.count < entries.length && f.notes.size > 0 ? { note: [...f.notes][0] } : {}),
-    }));
-    const naive = candidates.filter((c) => NAIVE_NAMES.has(c.name) && c.error !== null).sort((a, b) => (a.error as number) - (b.error as number))[0];
-    const ranking = [...chosen.entries()].sort((a, b) => b[1] - a[1]);
-    const error = winners / entries.length;
-    return {
-      column,
-      kind,
-      metric: kind === 'numeric' ? ('MASE' as const) : ('error rate' as const),
-      chosen: (ranking[0] as [string, number])[0],
-      description: `per series over ${entries.length} series: ${ranking.map(([name, count]) => `${name} ${count}`).join(', ')}`,
-      error,
-      baseline: { name: naive?.name ?? 'none', error: naive?.error ?? error },
-      candidates,
-    };
+export function planPanel(input: TrainingInput, grouping: Grouping, seed: number, meterFor: (globalCost: number, partsCost: number) => WorkMeter): PlannedPanel {
+  const started = performance.now();
+  const totalRows = grouping.groups.reduce((s, g) => s + g.rows.length, 0);
+  const seriesPlanned = seriesPlan(grouping.groups.length, totalRows);
+  const cap = input.params.maxKnownRows;
+  const perSeries = cap !== undefined && totalRows > cap ? Math.max(MIN_ROWS_PER_SERIES, Math.floor(cap / grouping.groups.length)) : undefined;
+  const params = perSeries === undefined ? input.params : { ...input.params, maxKnownRows: perSeries };
+  const members: PanelMember[] = grouping.groups.map((g, index) => {
+    const sub = seriesInput(input.header, input.columns, params, grouping.keys, g.rows.map((i) => input.rows[i] as (string | null)[]));
+    const prepared = prepareMember(sub, seed, seriesPlanned);
+    return { index, key: g.key, rows: g.rows, input: sub, prepared, prep: prepared.prep };
   });
+  const readMs = performance.now() - started;
+  const partsCost = members.reduce((s, m) => s + (m.prep?.cost ?? 0), 0);
+  const meter = meterFor(4 * Math.max(1, totalRows / 200), partsCost);
+  const global = globalCandidates(members, seed, meter);
+  const globalMs = performance.now() - started - readMs;
+
+  const parts: PlannedPanel['parts'] = [];
+  let current: { part: PanelPart; cost: number } | undefined;
+  for (const m of members) {
+    if (!m.prep) continue;
+    if (!current || current.cost >= PART_COST || current.part.members.length >= MAX_PART_SERIES) {
+      current = { part: { header: input.header, columns: input.columns, params, seed, keys: grouping.keys, panel: { series: members.length, rows: totalRows }, members: [] }, cost: 0 };
+      parts.push(current);
+    }
+    const candidates = global.get(m.index);
+    current.part.members.push({ index: m.index, rows: m.input.rows, ...(candidates ? { global: candidates } : {}) });
+    current.cost += m.prep.cost;
+  }
+  const outcomes = members.flatMap((m) => (m.prepared.prep ? [] : [fallbackOutcome(m.index, m.input, m.prepared.knownRows, m.prepared.note)]));
+  const notes = perSeries === undefined ? [] : [`each series cut to its most recent ${perSeries} known rows (the row cap of ${cap} over ${members.length} series)`];
+  return {
+    plan: { keys: grouping.keys, keySource: grouping.source, params: input.params, seed, members: members.map((m) => ({ key: m.key, rows: m.rows })), notes, outcomes, readMs, globalMs },
+    parts,
+    seriesPlan: seriesPlanned,
+    prepared: new Map(members.map((m) => [m.index, m.prepared])),
+  };
+}
+
+/** A panel on one thread: planned, its parts run in turn on one progress bar, and put together. */
+export function forecastPanel(input: TrainingInput, grouping: Grouping, hooks: EngineHooks, seed: number): TrainingResult {
+  const started = performance.now();
+  let meter: WorkMeter | undefined;
+  const planned = planPanel(input, grouping, seed, (globalCost, partsCost) => (meter = new WorkMeter(globalCost + partsCost, hooks)));
+  const clock = { backtestMs: 0, fitMs: 0 };
+  const outcomes = planned.parts.flatMap(({ part }) => runPanelPart(part, planned.seriesPlan, meter as WorkMeter, planned.prepared, clock));
+  (meter as WorkMeter).finish();
+  const { readMs, globalMs } = planned.plan;
+  return assemblePanel(planned.plan, outcomes, { trainMs: performance.now() - started, phases: { readMs, backtestMs: globalMs + clock.backtestMs, fitMs: clock.fitMs } });
 }

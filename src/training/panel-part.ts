@@ -1,0 +1,391 @@
+/**
+ * A panel's work in parts (issue 34): a part is a group of series of one upload, with everything it needs to
+ * forecast them on any thread of any process (its rows, the run's parameters and seed, the global model's
+ * forecast and backtest predictions for each of its series), and a part's outcome is plain data that
+ * assemblePanel puts together with the other parts' into the job's one result. Nothing here depends on where
+ * the part ran: a panel run on one thread goes through the same three steps (panel.ts forecastPanel), so the
+ * output is the same rows, in the same order, however the parts were spread.
+ */
+import type { CellReader } from './encoder.js';
+import type { EngineState } from './forecaster.js';
+import { precomputedGlobalFamily, type GlobalForecastState } from './models/global-forecast.js';
+import type { ModelFamily } from './models/model.js';
+import { NAIVE_NAMES } from './models/naive.js';
+import type { PanelSeriesState, PanelState } from './panel-predict.js';
+import { backtestError, type Scored } from './selection.js';
+import { analyse, MIN_KNOWN_ROWS, type Analysis } from './series.js';
+import { finishSeries, prepareSeries, scoreSeries, WorkMeter, type OutputRun, type PreparedSeries, type SeriesPlan } from './series-run.js';
+import {
+  TrainingError,
+  type ColumnSpec,
+  type OutputSelection,
+  type PanelReport,
+  type PanelSeriesReport,
+  type SelectionReport,
+  type TrainedModelV2,
+  type TrainingInput,
+  type TrainingParams,
+  type TrainingResult,
+} from './types.js';
+import { isEmptyCell, parseNumber } from './values.js';
+
+/** The global model's share for one series and output: its forecast by step and its backtest predictions. */
+export interface GlobalCandidate {
+  state: GlobalForecastState;
+  /** Per backtest window of the series, aligned with the window's test rows. */
+  predictions: number[][];
+  description: string;
+}
+
+/** One series of a part: its index in the panel, its rows (upload order) and its global candidates by output. */
+export interface PartMember {
+  index: number;
+  rows: (string | null)[][];
+  global?: Record<string, GlobalCandidate>;
+}
+
+/** A group of series, forecast as one unit of work on any thread of any process. */
+export interface PanelPart {
+  header: string[];
+  columns: ColumnSpec[];
+  params: TrainingParams;
+  seed: number;
+  keys: string[];
+  /** The panel's size, which sets each series' families and windows (panel.ts seriesPlan). */
+  panel: { series: number; rows: number };
+  members: PartMember[];
+}
+
+/** What the panel's tables need of one output's selection on one series. */
+export interface RunSummary {
+  column: string;
+  kind: 'numeric' | 'categorical';
+  /** MAE of the series' one-step naive on its known rows (the MASE scale); 1 for categorical outputs. */
+  scale: number;
+  winner: string;
+  winnerError: number;
+  scored: { name: string; error: number | null; note?: string }[];
+}
+
+/** One series' result as plain data: its forecast rows (row indices within the series) and its report. */
+export interface SeriesOutcome {
+  index: number;
+  knownRows: number;
+  note?: string;
+  forecasts: TrainingResult['forecasts'];
+  /** The series' own model; null for a series too short for one (then `carried`). */
+  engine: EngineState | null;
+  carried?: Record<string, string>;
+  /** A series with no model: the output columns it was asked for. */
+  outputs?: string[];
+  fit?: {
+    selection: Pick<SelectionReport, 'scheme' | 'windows' | 'horizon' | 'frequency' | 'season' | 'periods' | 'timeNotes'> & { outputs: PanelSeriesReport['outputs'] };
+    metrics: TrainingResult['metrics'];
+    successRate: number;
+    figures: TrainingResult['figures'];
+    runs: RunSummary[];
+  };
+}
+
+/** A panel's shared part, written once: its keys, its series' rows in the upload, the notes, the seed. */
+export interface PanelPlan {
+  keys: string[];
+  keySource: PanelReport['keySource'];
+  params: TrainingParams;
+  seed: number;
+  members: { key: string[]; rows: number[] }[];
+  notes: string[];
+  /** Outcomes decided while planning (series too short for a model). */
+  outcomes: SeriesOutcome[];
+  readMs: number;
+  globalMs: number;
+}
+
+/** The input of one series: the panel's columns with the keys set aside, and the series' own rows. */
+export function seriesInput(header: string[], columns: ColumnSpec[], params: TrainingParams, keys: string[], rows: (string | null)[][]): TrainingInput {
+  return { header, columns: columns.map((c) => (keys.includes(c.name) ? { ...c, role: 'ignore' } : c)), rows, params };
+}
+
+/** A series read and prepared, or why it has no model (then its outcome is decided at once). */
+export type PreparedMember = { prep: PreparedSeries; knownRows: number } | { prep: null; knownRows: number; note: string };
+
+export function prepareMember(sub: TrainingInput, seed: number, plan: SeriesPlan): PreparedMember {
+  let analysis: Analysis;
+  try {
+    analysis = analyse(sub);
+  } catch (error) {
+    if (!(error instanceof TrainingError) || error.code !== 'invalid_input') throw error;
+    const outputs = sub.columns.filter((c) => c.role === 'output');
+    const knownRows = sub.rows.filter((row) => outputs.some((c) => !isEmptyCell(row[sub.header.indexOf(c.name)]))).length;
+    return { prep: null, knownRows, note: knownRows === 0 ? 'no known value: not forecast' : `too short for a model (${knownRows} known rows, ${MIN_KNOWN_ROWS} needed): its last known value carried forward` };
+  }
+  try {
+    return { prep: prepareSeries(sub, analysis, seed, plan), knownRows: analysis.known.length };
+  } catch (error) {
+    if (!(error instanceof TrainingError) || error.code !== 'invalid_input') throw error;
+    return { prep: null, knownRows: analysis.known.length, note: `too short for a model (${error.message}): its last known value carried forward` };
+  }
+}
+
+/** A series with no model: its rows to forecast take its last known value (empty with no known value). */
+export function fallbackOutcome(index: number, sub: TrainingInput, knownRows: number, note: string): SeriesOutcome {
+  const outputs = sub.columns.filter((c) => c.role === 'output');
+  const at = new Map(sub.header.map((h, i) => [h, i]));
+  const carried: Record<string, string> = {};
+  for (const c of outputs) {
+    const i = at.get(c.name) as number;
+    for (let r = sub.rows.length - 1; r >= 0; r--) {
+      const cell = (sub.rows[r] as (string | null)[])[i];
+      if (!isEmptyCell(cell)) {
+        carried[c.name] = String(cell).trim();
+        break;
+      }
+    }
+  }
+  const forecasts: TrainingResult['forecasts'] = [];
+  sub.rows.forEach((row, r) => {
+    if (!outputs.every((c) => isEmptyCell(row[at.get(c.name) as number]))) return;
+    const values: Record<string, string> = {};
+    sub.header.forEach((h, i) => (values[h] = row[i] ?? ''));
+    for (const c of outputs) values[c.name] = carried[c.name] ?? '';
+    forecasts.push({ rowIndex: r, values });
+  });
+  return { index, knownRows, note, forecasts, engine: null, carried, outputs: outputs.map((c) => c.name) };
+}
+
+/** The global model's candidate as the selection scores it, against this series' own windows. */
+function globalScored(prep: PreparedSeries, column: string, candidate: GlobalCandidate): Scored {
+  const actual = prep.analysis.known.map((i) => parseNumber((prep.analysis.readers[i] as CellReader)(column)) as number);
+  return {
+    family: precomputedGlobalFamily(candidate.state),
+    predictions: candidate.predictions,
+    error: backtestError(prep.backtest, actual, candidate.predictions),
+    description: candidate.description,
+  };
+}
+
+/** MAE of the one-step naive on the known rows: the scale of a series' errors (MASE's denominator). */
+function naiveScale(run: OutputRun): number {
+  const y = run.data.target as number[];
+  let sum = 0;
+  for (let i = 1; i < y.length; i++) sum += Math.abs((y[i] as number) - (y[i - 1] as number));
+  const scale = y.length > 1 ? sum / (y.length - 1) : 0;
+  return scale > 0 ? scale : 1;
+}
+
+function outcomeOf(index: number, knownRows: number, result: TrainingResult, runs: OutputRun[]): SeriesOutcome {
+  const selection = result.selection as SelectionReport;
+  return {
+    index,
+    knownRows,
+    forecasts: result.forecasts,
+    engine: (result.model as TrainedModelV2).engine as EngineState,
+    fit: {
+      selection: {
+        scheme: selection.scheme,
+        windows: selection.windows,
+        horizon: selection.horizon,
+        frequency: selection.frequency,
+        season: selection.season,
+        periods: selection.periods,
+        ...(selection.timeNotes ? { timeNotes: selection.timeNotes } : {}),
+        outputs: selection.outputs.map((o) => ({ column: o.column, chosen: o.chosen, error: o.error, baseline: o.baseline })),
+      },
+      metrics: result.metrics,
+      successRate: result.successRate,
+      figures: result.figures,
+      runs: runs.map((run) => ({
+        column: run.column,
+        kind: run.kind,
+        scale: run.kind === 'numeric' ? naiveScale(run) : 1,
+        winner: run.winner.members.length > 1 ? 'combination' : (run.winner.members[0] as { family: ModelFamily }).family.name,
+        winnerError: run.winner.error,
+        scored: run.scored.map((s) => ({ name: s.family.name, error: s.error, ...(s.note ? { note: s.note } : {}) })),
+      })),
+    },
+  };
+}
+
+/** The work units of a part's series (its progress bar), read once they are prepared. */
+export const partCost = (prepared: PreparedMember[]) => prepared.reduce((s, m) => s + (m.prep?.cost ?? 0), 0);
+
+/**
+ * Forecasts every series of a part: each backtests its families and the global model's candidate, picks its
+ * winner, refits and forecasts. `prepared` holds series already prepared by the caller (one-thread runs).
+ */
+export function runPanelPart(
+  part: PanelPart,
+  plan: SeriesPlan,
+  meter: WorkMeter | ((cost: number) => WorkMeter),
+  prepared?: Map<number, PreparedMember>,
+  clock?: { backtestMs: number; fitMs: number },
+): SeriesOutcome[] {
+  const started = performance.now();
+  const inputs = part.members.map((m) => seriesInput(part.header, part.columns, part.params, part.keys, m.rows));
+  const members = part.members.map((m, k) => prepared?.get(m.index) ?? prepareMember(inputs[k] as TrainingInput, part.seed, plan));
+  const work = typeof meter === 'function' ? meter(partCost(members)) : meter;
+  const outcomes = part.members.map((m, k) => {
+    const member = members[k] as PreparedMember;
+    if (!member.prep) return fallbackOutcome(m.index, inputs[k] as TrainingInput, member.knownRows, member.note);
+    const prep = member.prep;
+    const scoring = performance.now();
+    const runs = scoreSeries(prep, work, (column) => {
+      const candidate = m.global?.[column];
+      return candidate ? [globalScored(prep, column, candidate)] : [];
+    });
+    const fitting = performance.now();
+    const result = finishSeries(prep, runs, work, started);
+    if (clock) {
+      clock.backtestMs += fitting - scoring;
+      clock.fitMs += performance.now() - fitting;
+    }
+    return outcomeOf(m.index, member.knownRows, result, runs);
+  });
+  if (typeof meter === 'function') work.finish();
+  return outcomes;
+}
+
+/** Series listed one by one in the report; the counts cover all of them. */
+const MAX_LISTED_SERIES = 1_000;
+
+/** The job's one result from its plan and every series' outcome: rows in upload order, the panel's model and report. */
+export function assemblePanel(
+  plan: PanelPlan,
+  outcomes: SeriesOutcome[],
+  timing: { trainMs: number; phases: { readMs: number; backtestMs: number; fitMs: number } },
+): TrainingResult {
+  const byIndex = new Array<SeriesOutcome | undefined>(plan.members.length);
+  for (const o of [...plan.outcomes, ...outcomes]) byIndex[o.index] = o;
+  // Rows in upload order; a series' generated future rows right after its last uploaded row.
+  const placed: { order: number; row: TrainingResult['forecasts'][number] }[] = [];
+  const seriesStates: PanelSeriesState[] = [];
+  const perSeries: PanelSeriesReport[] = [];
+  const wins: Record<string, number> = {};
+  const inputColumns = new Set<string>(plan.keys);
+  const outputs = new Set<string>();
+  const fits: NonNullable<SeriesOutcome['fit']>[] = [];
+  plan.members.forEach((m, index) => {
+    const o = byIndex[index];
+    if (!o) throw new Error(`series ${index} of the panel has no outcome`);
+    const last = m.rows[m.rows.length - 1] as number;
+    o.forecasts.forEach((f, j) => {
+      const rowIndex = f.rowIndex === null ? null : (m.rows[f.rowIndex] as number);
+      placed.push({ order: rowIndex ?? last + (j + 1) / (o.forecasts.length + 1), row: { ...f, rowIndex } });
+    });
+    if (o.engine && o.fit) {
+      fits.push(o.fit);
+      seriesStates.push({ key: m.key, engine: o.engine });
+      o.engine.inputColumns.forEach((c) => inputColumns.add(c));
+      o.engine.outputs.forEach((out) => outputs.add(out.column));
+      for (const out of o.fit.selection.outputs) wins[out.chosen] = (wins[out.chosen] ?? 0) + 1;
+      const timeNotes = o.fit.selection.timeNotes ?? [];
+      perSeries.push({ key: m.key, rows: o.knownRows, outputs: o.fit.selection.outputs, ...(timeNotes.length > 0 ? { note: timeNotes.join('; ') } : {}) });
+    } else {
+      seriesStates.push({ key: m.key, engine: null, carried: o.carried ?? {} });
+      (o.outputs ?? []).forEach((c) => outputs.add(c));
+      perSeries.push({ key: m.key, rows: o.knownRows, outputs: [], ...(o.note ? { note: o.note } : {}) });
+    }
+  });
+  placed.sort((a, b) => a.order - b.order);
+
+  const lengths = plan.members.map((_, i) => (byIndex[i] as SeriesOutcome).knownRows);
+  const panel: PanelReport = {
+    keys: plan.keys,
+    keySource: plan.keySource,
+    series: plan.members.length,
+    shortest: lengths.reduce((a, b) => Math.min(a, b), Infinity),
+    longest: lengths.reduce((a, b) => Math.max(a, b), 0),
+    wins,
+    perSeries: perSeries.slice(0, MAX_LISTED_SERIES),
+  };
+  const state: PanelState = { version: 1, kind: 'panel', keys: plan.keys, inputColumns: [...inputColumns], outputs: [...outputs], series: seriesStates };
+  const params = { ...plan.params, seed: plan.seed };
+  const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+  const validationRows = fits.reduce((s, f) => s + f.metrics.validationRows, 0);
+  const mapes = fits.map((f) => f.metrics.mape).filter((m): m is number => m !== null);
+  const frequencies = new Map<string, number>();
+  for (const f of fits) frequencies.set(f.selection.frequency, (frequencies.get(f.selection.frequency) ?? 0) + 1);
+  const frequency = [...frequencies.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'none';
+  const typical = fits.find((f) => f.selection.frequency === frequency) ?? fits[0];
+  // Every series too short for a model: each carried forward, and the report says why per series.
+  const noRuns = fits.length === 0 ? [`none of the ${plan.members.length} series has ${MIN_KNOWN_ROWS} known rows: each carries its last known value forward`] : [];
+  const notes = [...plan.notes, ...noRuns];
+  return {
+    model: JSON.parse(JSON.stringify({ version: 2, params, engine: state })) as TrainedModelV2,
+    forecasts: placed.map((p) => p.row),
+    selection: {
+      modelFamily: 'auto',
+      scheme: typical?.selection.scheme ?? 'rolling-origin',
+      windows: fits.reduce((m, f) => Math.max(m, f.selection.windows), 0),
+      horizon: fits.reduce((m, f) => Math.max(m, f.selection.horizon), 0),
+      frequency,
+      season: typical?.selection.season ?? 1,
+      periods: typical?.selection.periods ?? [],
+      ...(notes.length > 0 ? { timeNotes: notes } : {}),
+      outputs: summaryOutputs(fits.flatMap((f) => f.runs)),
+      panel,
+    },
+    metrics: {
+      mae: mean(fits.map((f) => f.metrics.mae)),
+      rmse: mean(fits.map((f) => f.metrics.rmse)),
+      mape: mapes.length > 0 ? mean(mapes) : null,
+      baselineMae: mean(fits.map((f) => f.metrics.baselineMae)),
+      baselineRmse: mean(fits.map((f) => f.metrics.baselineRmse)),
+      validationRows,
+      trainingRows: fits.reduce((s, f) => s + f.metrics.trainingRows, 0),
+    },
+    successRate: validationRows === 0 ? 0 : Math.round(fits.reduce((s, f) => s + f.successRate * f.metrics.validationRows, 0) / validationRows),
+    figures: { ...(fits[0]?.figures ?? { neurons: 0, inputs: 0, layersRequested: 0, layersCreated: 0 }), outputs: outputs.size },
+    timing: { trainMs: timing.trainMs, samples: fits.reduce((s, f) => s + f.metrics.trainingRows, 0), epochs: 0, samplesEpochsPerSecond: 0, phases: timing.phases },
+  };
+}
+
+/**
+ * Per output column, the panel's table: each candidate's mean scaled error (MASE: backtest MAE over the series'
+ * one-step naive MAE) over the series it scored on, the winners' mean, and the best naive family's. Categorical
+ * outputs: mean error rates.
+ */
+function summaryOutputs(runs: RunSummary[]): OutputSelection[] {
+  const columns = new Map<string, { kind: 'numeric' | 'categorical'; entries: RunSummary[] }>();
+  for (const run of runs) {
+    let entry = columns.get(run.column);
+    if (!entry) columns.set(run.column, (entry = { kind: run.kind, entries: [] }));
+    entry.entries.push(run);
+  }
+  return [...columns.entries()].map(([column, { kind, entries }]) => {
+    const byFamily = new Map<string, { sum: number; count: number; notes: Set<string> }>();
+    let winners = 0;
+    const chosen = new Map<string, number>();
+    for (const run of entries) {
+      winners += run.winnerError / run.scale;
+      chosen.set(run.winner, (chosen.get(run.winner) ?? 0) + 1);
+      for (const s of run.scored) {
+        let f = byFamily.get(s.name);
+        if (!f) byFamily.set(s.name, (f = { sum: 0, count: 0, notes: new Set() }));
+        if (s.error !== null) {
+          f.sum += s.error / run.scale;
+          f.count++;
+        } else if (s.note) f.notes.add(s.note);
+      }
+    }
+    const candidates = [...byFamily.entries()].map(([name, f]) => ({
+      name,
+      description: f.count > 0 ? `${name} on ${f.count} of ${entries.length} series` : name,
+      error: f.count > 0 ? f.sum / f.count : null,
+      ...(f.count < entries.length && f.notes.size > 0 ? { note: [...f.notes][0] } : {}),
+    }));
+    const naive = candidates.filter((c) => NAIVE_NAMES.has(c.name) && c.error !== null).sort((a, b) => (a.error as number) - (b.error as number))[0];
+    const ranking = [...chosen.entries()].sort((a, b) => b[1] - a[1]);
+    const error = winners / entries.length;
+    return {
+      column,
+      kind,
+      metric: kind === 'numeric' ? ('MASE' as const) : ('error rate' as const),
+      chosen: (ranking[0] as [string, number])[0],
+      description: `per series over ${entries.length} series: ${ranking.map(([name, count]) => `${name} ${count}`).join(', ')}`,
+      error,
+      baseline: { name: naive?.name ?? 'none', error: naive?.error ?? error },
+      candidates,
+    };
+  });
+}
