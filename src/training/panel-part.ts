@@ -9,6 +9,7 @@
 import type { CellReader } from './encoder.js';
 import type { EngineState } from './forecaster.js';
 import { precomputedGlobalFamily, type GlobalForecastState } from './models/global-forecast.js';
+import { describeGlobalRun, runGlobalRound, type GlobalRound, type GlobalRoundRun, type GlobalSeries } from './models/global.js';
 import type { ModelFamily } from './models/model.js';
 import { NAIVE_NAMES } from './models/naive.js';
 import type { PanelSeriesState, PanelState } from './panel-predict.js';
@@ -29,19 +30,28 @@ import {
 } from './types.js';
 import { isEmptyCell, parseNumber } from './values.js';
 
-/** The global model's share for one series and output: its forecast by step and its backtest predictions. */
-export interface GlobalCandidate {
-  state: GlobalForecastState;
-  /** Per backtest window of the series, aligned with the window's test rows. */
-  predictions: number[][];
+/** The global model across a panel's series, laid out (panel.ts globalTask): each round runs on its own. */
+export interface GlobalTask {
+  series: GlobalSeries[];
+  /** One per backtest window, then the final round that forecasts the rows to forecast. */
+  rounds: GlobalRound[];
+  season: number;
+  seed: number;
+  /** Which series of the panel (and which output) each global series is. */
+  entries: { index: number; column: string }[];
+}
+
+/** The global model's rounds put together: predictions[round][global series], and the run's one line. */
+export interface GlobalResult {
+  predictions: number[][][];
   description: string;
 }
 
-/** One series of a part: its index in the panel, its rows (upload order) and its global candidates by output. */
+/** One series of a part: its index in the panel, its rows (upload order) and, by output, its global series' index. */
 export interface PartMember {
   index: number;
   rows: (string | null)[][];
-  global?: Record<string, GlobalCandidate>;
+  global?: Record<string, number>;
 }
 
 /** A group of series, forecast as one unit of work on any thread of any process. */
@@ -53,6 +63,8 @@ export interface PanelPart {
   keys: string[];
   /** The panel's size, which sets each series' families and windows (panel.ts seriesPlan). */
   panel: { series: number; rows: number };
+  /** Rounds of the panel's global model (0: none); the last one forecasts. */
+  globalRounds: number;
   members: PartMember[];
 }
 
@@ -98,7 +110,18 @@ export interface PanelPlan {
   /** Outcomes decided while planning (series too short for a model). */
   outcomes: SeriesOutcome[];
   readMs: number;
-  globalMs: number;
+}
+
+/** Round r of a panel's global model, with its share of the progress bar. */
+export function runGlobalTaskRound(task: GlobalTask, r: number, progress?: (share: number) => void): GlobalRoundRun | null {
+  return runGlobalRound(task.series, task.rounds[r] as GlobalRound, r, { season: task.season, seed: task.seed, ...(progress ? { progress } : {}) });
+}
+
+/** The rounds' runs put together; null when any round could not learn (the panel is too small to learn across). */
+export function globalResult(task: GlobalTask, runs: (GlobalRoundRun | null)[]): GlobalResult | null {
+  if (runs.some((r) => r === null)) return null;
+  const done = runs as GlobalRoundRun[];
+  return { predictions: done.map((r) => r.predictions), description: describeGlobalRun(done.map((r) => r.trained), task.season) };
 }
 
 /** The input of one series: the panel's columns with the keys set aside, and the series' own rows. */
@@ -153,15 +176,33 @@ export function fallbackOutcome(index: number, sub: TrainingInput, knownRows: nu
   return { index, knownRows, note, forecasts, engine: null, carried, outputs: outputs.map((c) => c.name) };
 }
 
-/** The global model's candidate as the selection scores it, against this series' own windows. */
-function globalScored(prep: PreparedSeries, column: string, candidate: GlobalCandidate): Scored {
+/**
+ * The global model's candidate for one series and output, scored on the series' own backtest windows: none
+ * when its predictions do not cover every window or are not finite.
+ */
+function globalScored(prep: PreparedSeries, column: string, s: number, rounds: number, global: GlobalResult): Scored | null {
+  const splits = prep.backtest.splits;
+  const predictions = splits.map((_, k) => (global.predictions[rounds - 1 - splits.length + k] as number[][])[s] as number[]);
+  if (predictions.some((p, k) => p.length !== (splits[k] as { test: number[] }).test.length || p.some((v) => !Number.isFinite(v)))) return null;
+  const futureTimes = prep.placement.targets.map((t) => t.time);
+  const values = (global.predictions[rounds - 1] as number[][])[s] as number[];
+  if (values.length !== futureTimes.length || values.some((v) => !Number.isFinite(v))) return null;
+  const state: GlobalForecastState = { first: futureTimes[0] ?? prep.placement.series.lastTime + 1, values: stepValues(futureTimes, values), description: global.description };
   const actual = prep.analysis.known.map((i) => parseNumber((prep.analysis.readers[i] as CellReader)(column)) as number);
-  return {
-    family: precomputedGlobalFamily(candidate.state),
-    predictions: candidate.predictions,
-    error: backtestError(prep.backtest, actual, candidate.predictions),
-    description: candidate.description,
-  };
+  return { family: precomputedGlobalFamily(state), predictions, error: backtestError(prep.backtest, actual, predictions), description: global.description };
+}
+
+/** Forecasts at possibly uneven future times as one value per step from the first (gaps take the previous value). */
+function stepValues(times: number[], values: number[]): number[] {
+  if (times.length === 0) return values;
+  const first = times[0] as number;
+  const out: number[] = [];
+  times.forEach((t, k) => {
+    const at = Math.round(t - first);
+    while (out.length < at) out.push(out.length > 0 ? (out[out.length - 1] as number) : (values[k] as number));
+    out[at] = values[k] as number;
+  });
+  return out;
 }
 
 /** MAE of the one-step naive on the known rows: the scale of a series' errors (MASE's denominator). */
@@ -217,9 +258,9 @@ export function runPanelPart(
   part: PanelPart,
   plan: SeriesPlan,
   meter: WorkMeter | ((cost: number) => WorkMeter),
-  prepared?: Map<number, PreparedMember>,
-  clock?: { backtestMs: number; fitMs: number },
+  options: { prepared?: Map<number, PreparedMember>; clock?: { backtestMs: number; fitMs: number }; global: GlobalResult | null },
 ): SeriesOutcome[] {
+  const { prepared, clock, global } = options;
   const started = performance.now();
   const inputs = part.members.map((m) => seriesInput(part.header, part.columns, part.params, part.keys, m.rows));
   const members = part.members.map((m, k) => prepared?.get(m.index) ?? prepareMember(inputs[k] as TrainingInput, part.seed, plan));
@@ -230,8 +271,9 @@ export function runPanelPart(
     const prep = member.prep;
     const scoring = performance.now();
     const runs = scoreSeries(prep, work, (column) => {
-      const candidate = m.global?.[column];
-      return candidate ? [globalScored(prep, column, candidate)] : [];
+      const s = m.global?.[column];
+      const scored = s === undefined || !global ? null : globalScored(prep, column, s, part.globalRounds, global);
+      return scored ? [scored] : [];
     });
     const fitting = performance.now();
     const result = finishSeries(prep, runs, work, started);

@@ -19,13 +19,13 @@ import { WorkMeter, type FamilyChoice, type PreparedSeries, type SeriesPlan } fr
 import type { CellReader } from './encoder.js';
 import { timeOf, type SeriesState } from './forecaster.js';
 import { keyOf } from './panel-predict.js';
-import { assemblePanel, fallbackOutcome, prepareMember, runPanelPart, seriesInput, type GlobalCandidate, type PanelPart, type PanelPlan, type PreparedMember } from './panel-part.js';
+import { assemblePanel, fallbackOutcome, globalResult, prepareMember, runGlobalTaskRound, runPanelPart, seriesInput, type GlobalResult, type GlobalTask, type PanelPart, type PanelPlan, type PreparedMember } from './panel-part.js';
 import { familiesFor } from './models/candidates.js';
-import { runGlobalModel, type GlobalRound, type GlobalSeries } from './models/global.js';
+import type { GlobalRound, GlobalSeries } from './models/global.js';
 import { NAIVE_NAMES } from './models/naive.js';
 import type { EngineHooks } from './progress.js';
 import type { Analysis } from './series.js';
-import type { ColumnSpec, PanelReport, TrainingInput, TrainingResult } from './types.js';
+import type { PanelReport, TrainingInput, TrainingResult } from './types.js';
 import { parseNumber } from './values.js';
 
 /** Candidate key columns tried in pairs when no single one names the series (the fewest distinct values first). */
@@ -169,29 +169,29 @@ function sharedOffsets(members: PanelMember[]): (number | null)[] {
 }
 
 /**
- * The global model's candidate per series and output: scored on the series' own backtest windows. Series on
- * another spacing than the panel's most common one, or with no time axis, get none.
+ * The global model's work across the panel, before any of it runs: its series (one per series and numeric
+ * output, on one shared axis), one round per backtest window plus the final one, and which series of the panel
+ * each of its series is. Series on another spacing than the panel's most common one, or with no time axis,
+ * take no part. Null when fewer than two series could.
  */
-function globalCandidates(members: PanelMember[], seed: number, meter: WorkMeter): Map<number, Record<string, GlobalCandidate>> {
-  const found = new Map<number, Record<string, GlobalCandidate>>();
+function globalTask(members: PanelMember[], seed: number): GlobalTask | null {
   const offsets = sharedOffsets(members);
   const seasons = new Map<number, number>();
   members.forEach((m, k) => {
     if (m.prep && offsets[k] !== null) seasons.set(m.prep.placement.info.season, (seasons.get(m.prep.placement.info.season) ?? 0) + 1);
   });
   const season = [...seasons.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
-  if (season === undefined) return found;
+  if (season === undefined) return null;
   const entries: { member: PanelMember; column: string; offset: number }[] = [];
   members.forEach((m, k) => {
     const offset = offsets[k];
     if (!m.prep || offset === null || offset === undefined || m.prep.placement.info.season !== season) return;
     for (const { col } of m.prep.plan) if (col.kind === 'numeric') entries.push({ member: m, column: col.name, offset });
   });
-  if (entries.length < 2) return found;
+  if (entries.length < 2) return null;
   const series: GlobalSeries[] = entries.map(({ member: m, column, offset }) => {
     const prep = m.prep as PreparedSeries;
-    const col = prep.plan.find((p) => p.col.name === column)?.col as ColumnSpec;
-    const values = prep.analysis.known.map((i) => parseNumber((prep.analysis.readers[i] as CellReader)(col.name)) as number);
+    const values = prep.analysis.known.map((i) => parseNumber((prep.analysis.readers[i] as CellReader)(column)) as number);
     return { time: prep.placement.knownTimes.map((t) => t + offset), values };
   });
   const windows = entries.reduce((m, e) => Math.max(m, (e.member.prep as PreparedSeries).backtest.splits.length), 0);
@@ -220,40 +220,11 @@ function globalCandidates(members: PanelMember[], seed: number, meter: WorkMeter
     });
     rounds.push({ cut, predict });
   }
-  const progress = meter.claim(globalCost(series));
-  const run = runGlobalModel(series, rounds, { season, seed, progress });
-  if (!run) return found;
-  entries.forEach((entry, s) => {
-    const prep = entry.member.prep as PreparedSeries;
-    const splits = prep.backtest.splits;
-    const predictions = splits.map((_, k) => (run.predictions[windows - splits.length + k] as number[][])[s] as number[]);
-    if (predictions.some((p, k) => p.length !== (splits[k] as { test: number[] }).test.length || p.some((v) => !Number.isFinite(v)))) return;
-    const futureTimes = prep.placement.targets.map((t) => t.time);
-    const values = (run.predictions[windows] as number[][])[s] as number[];
-    if (values.length !== futureTimes.length || values.some((v) => !Number.isFinite(v))) return;
-    const state = { first: futureTimes[0] ?? prep.placement.series.lastTime + 1, values: stepValues(futureTimes, values), description: run.description };
-    let byColumn = found.get(entry.member.index);
-    if (!byColumn) found.set(entry.member.index, (byColumn = {}));
-    byColumn[entry.column] = { state, predictions, description: run.description };
-  });
-  return found;
+  return { series, rounds, season, seed, entries: entries.map((e) => ({ index: e.member.index, column: e.column })) };
 }
 
-/** Forecasts at possibly uneven future times as one value per step from the first (gaps take the previous value). */
-function stepValues(times: number[], values: number[]): number[] {
-  if (times.length === 0) return values;
-  const first = times[0] as number;
-  const out: number[] = [];
-  times.forEach((t, k) => {
-    const at = Math.round(t - first);
-    while (out.length < at) out.push(out.length > 0 ? (out[out.length - 1] as number) : (values[k] as number));
-    out[at] = values[k] as number;
-  });
-  return out;
-}
-
-/** Work units of the global model, on the local families' scale (a naive fit is 1). */
-const globalCost = (series: GlobalSeries[]) => 4 * Math.max(1, series.reduce((s, x) => s + x.values.length, 0) / 200);
+/** Work units of one round of the global model, on the local families' scale (a naive fit is 1). */
+const roundCost = (task: GlobalTask) => (4 * Math.max(1, task.series.reduce((s, x) => s + x.values.length, 0) / 200)) / task.rounds.length;
 
 /** A row cap never cuts a series below this many of its most recent known rows. */
 const MIN_ROWS_PER_SERIES = 24;
@@ -269,6 +240,8 @@ const MAX_PART_SERIES = 250;
 /** A panel planned: the shared part written once, the parts with their work units, and the series prepared here. */
 export interface PlannedPanel {
   plan: PanelPlan;
+  /** The global model's rounds, each a unit of work that runs before the parts (null: no global model). */
+  global: { task: GlobalTask; roundCost: number } | null;
   parts: { part: PanelPart; cost: number }[];
   seriesPlan: SeriesPlan;
   /** Series prepared while planning, for a run that goes on in the same thread. */
@@ -277,11 +250,11 @@ export interface PlannedPanel {
 
 /**
  * Everything a panel does once for all its series: the row cap per series, each series read and prepared
- * (those too short for a model decided at once), the global model across series; then the series cut into
- * parts of about PART_COST work units, in upload order. `meterFor` gets the work units of the global model
- * and of the parts, and answers the progress bar to claim them on.
+ * (those too short for a model decided at once), the global model's rounds laid out (they run as units of
+ * their own, before the parts: runGlobalRound); then the series cut into parts of about PART_COST work units,
+ * in upload order.
  */
-export function planPanel(input: TrainingInput, grouping: Grouping, seed: number, meterFor: (globalCost: number, partsCost: number) => WorkMeter): PlannedPanel {
+export function planPanel(input: TrainingInput, grouping: Grouping, seed: number): PlannedPanel {
   const started = performance.now();
   const totalRows = grouping.groups.reduce((s, g) => s + g.rows.length, 0);
   const seriesPlanned = seriesPlan(grouping.groups.length, totalRows);
@@ -294,41 +267,56 @@ export function planPanel(input: TrainingInput, grouping: Grouping, seed: number
     return { index, key: g.key, rows: g.rows, input: sub, prepared, prep: prepared.prep };
   });
   const readMs = performance.now() - started;
-  const partsCost = members.reduce((s, m) => s + (m.prep?.cost ?? 0), 0);
-  const meter = meterFor(4 * Math.max(1, totalRows / 200), partsCost);
-  const global = globalCandidates(members, seed, meter);
-  const globalMs = performance.now() - started - readMs;
+  const global = globalTask(members, seed);
+  const entryOf = new Map<number, Record<string, number>>();
+  global?.entries.forEach((e, s) => {
+    let byColumn = entryOf.get(e.index);
+    if (!byColumn) entryOf.set(e.index, (byColumn = {}));
+    byColumn[e.column] = s;
+  });
 
   const parts: PlannedPanel['parts'] = [];
   let current: { part: PanelPart; cost: number } | undefined;
   for (const m of members) {
     if (!m.prep) continue;
     if (!current || current.cost >= PART_COST || current.part.members.length >= MAX_PART_SERIES) {
-      current = { part: { header: input.header, columns: input.columns, params, seed, keys: grouping.keys, panel: { series: members.length, rows: totalRows }, members: [] }, cost: 0 };
+      current = {
+        part: { header: input.header, columns: input.columns, params, seed, keys: grouping.keys, panel: { series: members.length, rows: totalRows }, globalRounds: global?.rounds.length ?? 0, members: [] },
+        cost: 0,
+      };
       parts.push(current);
     }
-    const candidates = global.get(m.index);
-    current.part.members.push({ index: m.index, rows: m.input.rows, ...(candidates ? { global: candidates } : {}) });
+    const entries = entryOf.get(m.index);
+    current.part.members.push({ index: m.index, rows: m.input.rows, ...(entries ? { global: entries } : {}) });
     current.cost += m.prep.cost;
   }
   const outcomes = members.flatMap((m) => (m.prepared.prep ? [] : [fallbackOutcome(m.index, m.input, m.prepared.knownRows, m.prepared.note)]));
   const notes = perSeries === undefined ? [] : [`each series cut to its most recent ${perSeries} known rows (the row cap of ${cap} over ${members.length} series)`];
   return {
-    plan: { keys: grouping.keys, keySource: grouping.source, params: input.params, seed, members: members.map((m) => ({ key: m.key, rows: m.rows })), notes, outcomes, readMs, globalMs },
+    plan: { keys: grouping.keys, keySource: grouping.source, params: input.params, seed, members: members.map((m) => ({ key: m.key, rows: m.rows })), notes, outcomes, readMs },
+    global: global ? { task: global, roundCost: roundCost(global) } : null,
     parts,
     seriesPlan: seriesPlanned,
     prepared: new Map(members.map((m) => [m.index, m.prepared])),
   };
 }
 
-/** A panel on one thread: planned, its parts run in turn on one progress bar, and put together. */
+/** A panel on one thread: planned, the global model's rounds and then the parts run in turn on one progress bar, and put together. */
 export function forecastPanel(input: TrainingInput, grouping: Grouping, hooks: EngineHooks, seed: number): TrainingResult {
   const started = performance.now();
-  let meter: WorkMeter | undefined;
-  const planned = planPanel(input, grouping, seed, (globalCost, partsCost) => (meter = new WorkMeter(globalCost + partsCost, hooks)));
-  const clock = { backtestMs: 0, fitMs: 0 };
-  const outcomes = planned.parts.flatMap(({ part }) => runPanelPart(part, planned.seriesPlan, meter as WorkMeter, planned.prepared, clock));
-  (meter as WorkMeter).finish();
-  const { readMs, globalMs } = planned.plan;
-  return assemblePanel(planned.plan, outcomes, { trainMs: performance.now() - started, phases: { readMs, backtestMs: globalMs + clock.backtestMs, fitMs: clock.fitMs } });
+  const planned = planPanel(input, grouping, seed);
+  const rounds = planned.global?.task.rounds.length ?? 0;
+  const meter = new WorkMeter(rounds * (planned.global?.roundCost ?? 0) + planned.parts.reduce((s, p) => s + p.cost, 0), hooks);
+  const globalStarted = performance.now();
+  const global = planned.global ? runGlobalRounds(planned.global.task, meter, planned.global.roundCost) : null;
+  const clock = { backtestMs: performance.now() - globalStarted, fitMs: 0 };
+  const outcomes = planned.parts.flatMap(({ part }) => runPanelPart(part, planned.seriesPlan, meter, { prepared: planned.prepared, clock, global }));
+  meter.finish();
+  return assemblePanel(planned.plan, outcomes, { trainMs: performance.now() - started, phases: { readMs: planned.plan.readMs, backtestMs: clock.backtestMs, fitMs: clock.fitMs } });
+}
+
+/** Every round of the global model in turn, then its one description; null when the panel is too small to learn across. */
+export function runGlobalRounds(task: GlobalTask, meter: WorkMeter, cost: number): GlobalResult | null {
+  const runs = task.rounds.map((_, r) => runGlobalTaskRound(task, r, meter.claim(cost)));
+  return globalResult(task, runs);
 }

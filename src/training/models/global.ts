@@ -460,11 +460,27 @@ const describeLags = (lags: number[]) => {
 };
 
 /** runGlobalModel with explicit settings (the bench's variants); same contract. */
-export function runGlobalModelWith(series: GlobalSeries[], rounds: GlobalRound[], options: GlobalOptions, settings: GlobalSettings): GlobalRun | null {
+/** What one round trained on (the description names the largest round). */
+export interface GlobalRoundTrained {
+  series: number;
+  rows: number;
+  trees: number;
+  seasonal: boolean;
+}
+
+/** One round's predictions per series, and what it trained on (null: nothing to predict, nothing trained). */
+export interface GlobalRoundRun {
+  predictions: number[][];
+  trained: GlobalRoundTrained | null;
+}
+
+/**
+ * Round r of a global run on its own (issue 34: the rounds of one panel may run on different threads): each
+ * round's model depends only on the series, its cut and r. Null when the panel is too small to learn across.
+ */
+export function runGlobalRound(series: GlobalSeries[], round: GlobalRound, r: number, options: GlobalOptions, settings: GlobalSettings = GLOBAL_DEFAULTS): GlobalRoundRun | null {
   if (series.length < 2) return null;
-  const season = Math.max(1, Math.round(options.season));
-  const layout = layoutOf(season, settings);
-  const predictions: number[][][] = [];
+  const layout = layoutOf(Math.max(1, Math.round(options.season)), settings);
   // Shares only grow; alive() repeats the last one during work that has no share of its own (rows, forecasts).
   let done = 0;
   const report = (share: number) => {
@@ -472,30 +488,30 @@ export function runGlobalModelWith(series: GlobalSeries[], rounds: GlobalRound[]
     options.progress?.(done);
   };
   const alive = () => report(done);
-  let trainedOn = { series: 0, rows: 0, trees: 0, seasonal: false };
-  for (let r = 0; r < rounds.length; r++) {
-    const round = rounds[r] as GlobalRound;
-    const wanted = series.some((_, i) => round.cut[i] !== null && round.cut[i] !== undefined && (round.predict[i]?.length ?? 0) > 0);
-    if (!wanted) {
-      predictions.push(series.map(() => []));
-      report((r + 1) / rounds.length);
-      continue;
-    }
-    const prepared = prepare(series, round, layout, settings, alive);
-    if (prepared.rows < MIN_ROWS || prepared.series < 2) return null;
-    const model = learn(prepared, layout.width, settings, (options.seed ^ Math.imul(r + 1, 0x9e3779b1)) >>> 0, (share) => report((r + 0.9 * share) / rounds.length));
-    predictions.push(
-      series.map((_, i) => {
-        if ((i & 255) === 255) alive();
-        const times = round.predict[i] ?? [];
-        if (round.cut[i] === null || round.cut[i] === undefined || times.length === 0) return [];
-        const d = prepared.dense[i];
-        return d ? forecast(d, times, model, layout, settings, i, prepared.seasonal) : times.map(() => NaN);
-      }),
-    );
-    if (prepared.rows >= trainedOn.rows) trainedOn = { series: prepared.series, rows: prepared.rows, trees: model.trees, seasonal: prepared.seasonal };
-    report((r + 1) / rounds.length);
+  const wanted = series.some((_, i) => round.cut[i] !== null && round.cut[i] !== undefined && (round.predict[i]?.length ?? 0) > 0);
+  if (!wanted) {
+    report(1);
+    return { predictions: series.map(() => []), trained: null };
   }
+  const prepared = prepare(series, round, layout, settings, alive);
+  if (prepared.rows < MIN_ROWS || prepared.series < 2) return null;
+  const model = learn(prepared, layout.width, settings, (options.seed ^ Math.imul(r + 1, 0x9e3779b1)) >>> 0, (share) => report(0.9 * share));
+  const predictions = series.map((_, i) => {
+    if ((i & 255) === 255) alive();
+    const times = round.predict[i] ?? [];
+    if (round.cut[i] === null || round.cut[i] === undefined || times.length === 0) return [];
+    const d = prepared.dense[i];
+    return d ? forecast(d, times, model, layout, settings, i, prepared.seasonal) : times.map(() => NaN);
+  });
+  report(1);
+  return { predictions, trained: { series: prepared.series, rows: prepared.rows, trees: model.trees, seasonal: prepared.seasonal } };
+}
+
+/** The run's one line, of the largest round it trained (the last of equals). */
+export function describeGlobalRun(trained: (GlobalRoundTrained | null)[], season: number, settings: GlobalSettings = GLOBAL_DEFAULTS): string {
+  const layout = layoutOf(Math.max(1, Math.round(season)), settings);
+  let trainedOn: GlobalRoundTrained = { series: 0, rows: 0, trees: 0, seasonal: false };
+  for (const t of trained) if (t && t.rows >= trainedOn.rows) trainedOn = t;
   const target =
     settings.target === 'level' ? 'the value' : trainedOn.seasonal ? "the change from the previous value plus last season's change" : 'the change from the previous value';
   const features = [
@@ -505,12 +521,23 @@ export function runGlobalModelWith(series: GlobalSeries[], rounds: GlobalRound[]
     ...(settings.age ? ['steps since start'] : []),
     ...(settings.key ? ['series key'] : []),
   ];
-  return {
-    predictions,
-    description:
-      `global boosting over ${trainedOn.series} series (${trainedOn.rows} rows): ${trainedOn.trees} rounds of ${settings.learner === 'exact' ? 'depth-3 exact' : `depth-${settings.depth} histogram`} trees ` +
-      `on ${layout.width} features (${features.join(', ')}), predicting ${target} over each series' ${settings.scale === 'diff' ? 'mean absolute change' : 'mean absolute level'}, recursively`,
-  };
+  return (
+    `global boosting over ${trainedOn.series} series (${trainedOn.rows} rows): ${trainedOn.trees} rounds of ${settings.learner === 'exact' ? 'depth-3 exact' : `depth-${settings.depth} histogram`} trees ` +
+    `on ${layout.width} features (${features.join(', ')}), predicting ${target} over each series' ${settings.scale === 'diff' ? 'mean absolute change' : 'mean absolute level'}, recursively`
+  );
+}
+
+export function runGlobalModelWith(series: GlobalSeries[], rounds: GlobalRound[], options: GlobalOptions, settings: GlobalSettings): GlobalRun | null {
+  if (series.length < 2) return null;
+  const season = Math.max(1, Math.round(options.season));
+  const runs: GlobalRoundRun[] = [];
+  for (let r = 0; r < rounds.length; r++) {
+    const progress = options.progress;
+    const run = runGlobalRound(series, rounds[r] as GlobalRound, r, { ...options, progress: progress ? (share) => progress((r + share) / rounds.length) : undefined }, settings);
+    if (!run) return null;
+    runs.push(run);
+  }
+  return { predictions: runs.map((r) => r.predictions), description: describeGlobalRun(runs.map((r) => r.trained), season, settings) };
 }
 
 /** null when the panel is too small to learn across (say fewer than 2 series or too few training rows); never throws for data reasons. */
