@@ -124,6 +124,11 @@ const envSchema = z.object({
    * fewer when that many rows of the upload's width would not fit TRAINING_MEMORY_MB.
    */
   TRAINING_MAX_ROWS: z.coerce.number().int().min(100).default(100_000),
+  /**
+   * Work units of one part of a panel job (issue 34; a naive fit is 1): a panel of more is spread over the
+   * training threads of every process. The default is about two seconds of one thread.
+   */
+  TRAINING_PART_UNITS: z.coerce.number().int().min(1).default(5_000),
   /** Login / recovery attempts allowed per IP per minute. */
   RATE_LIMIT_LOGIN: z.coerce.number().int().min(1).default(20),
   /** Failed logins for one e-mail from one client address, within LOGIN_FAILURE_WINDOW, before that pair is refused. */
@@ -175,6 +180,7 @@ export interface Config {
   jobRecoverEveryMs: number;
   trainingMemoryMb: number;
   trainingMaxRows: number;
+  trainingPartUnits: number;
   rateLimitLogin: number;
   loginFailuresPerAddress: number;
   loginFailureWindowMs: number;
@@ -264,6 +270,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobRecoverEveryMs: e.JOB_RECOVER_EVERY_MS,
     trainingMemoryMb: e.TRAINING_MEMORY_MB,
     trainingMaxRows: e.TRAINING_MAX_ROWS,
+    trainingPartUnits: e.TRAINING_PART_UNITS,
     rateLimitLogin: e.RATE_LIMIT_LOGIN,
     loginFailuresPerAddress: e.LOGIN_FAILURES_PER_ADDRESS,
     loginFailureWindowMs: e.LOGIN_FAILURE_WINDOW * 1000,

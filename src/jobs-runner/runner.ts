@@ -3,7 +3,8 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunConsumption } from '../domain/consumptions/consumptions.service.js';
 import { explainSelection } from '../domain/jobs/explanation.js';
-import { ORPHANED_REASON, type ClaimedJob, type JobQueueRepository } from '../domain/jobs/job-queue.repository.js';
+import type { ClaimedUnit, JobPartsRepository } from '../domain/jobs/job-parts.repository.js';
+import { ORPHANED_REASON, STALE_AFTER_MS, type ClaimedJob, type JobQueueRepository } from '../domain/jobs/job-queue.repository.js';
 import { STAT_STATUS, type ClosedStatStatus } from '../domain/model-records/stat-status.js';
 import type { RunStat } from '../domain/model-records/stats.service.js';
 import type { EventLog } from '../domain/ports.js';
@@ -11,7 +12,8 @@ import { TRAINING_STATUS } from '../domain/trainings/training-status.js';
 import { removeStaleSpoolFiles, spoolFileName } from '../spool-files.js';
 import type { TrainingPool } from '../training/pool.js';
 import type { TrainingLimits, TrainingSetReport, TrainingSpool } from '../training/training-set.js';
-import { isTrainingError, type ForecastInterval, type TrainedModel, type TrainingParams } from '../training/types.js';
+import type { JobUnit } from '../training/train.worker.js';
+import { isTrainingError, type ForecastInterval, type TrainedModel, type TrainingParams, type TrainingResult } from '../training/types.js';
 
 /**
  * What the runner needs from the domain services. These are the same services the HTTP endpoints
@@ -20,6 +22,12 @@ import { isTrainingError, type ForecastInterval, type TrainedModel, type Trainin
  */
 export interface RunnerDeps {
   queue: JobQueueRepository;
+  /**
+   * The queue of units (issue 34): with it, this runner claims jobs, parts of jobs in parts and their
+   * assembly, fairly between owners, and a panel of several parts is spread over every process; without
+   * it (tests that build a runner by hand), jobs are claimed in id order and trained whole.
+   */
+  parts?: JobPartsRepository;
   pool: TrainingPool;
   events: EventLog;
   /**
@@ -77,6 +85,8 @@ export interface Runner {
 }
 
 const MB = 1024 * 1024;
+/** A panel is spread over the queue from this many parts; fewer are trained where they were planned. */
+const MIN_PARTS = 2;
 
 export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
   const host = hostname();
@@ -85,7 +95,8 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
   const heartbeatMs = options.heartbeatMs ?? 500;
   const recoverMs = options.recoverMs ?? 10_000;
   const progressMs = options.progressMs ?? 1000;
-  const running = new Map<number, AbortController>();
+  /** Units this process runs, each with its job's id (abortLocal stops every unit of a job). */
+  const running = new Map<AbortController, number>();
   let stopping = false;
   let pollTimer: NodeJS.Timeout | undefined;
   let recoverTimer: NodeJS.Timeout | undefined;
@@ -98,7 +109,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
 
   async function runJob(job: ClaimedJob): Promise<void> {
     const controller = new AbortController();
-    running.set(job.id, controller);
+    running.set(controller, job.id);
     const startedAt = Date.now();
     // The training thread's own memory peak (pool.ts), not the process RSS the API and database share.
     let peakThreadBytes = 0;
@@ -128,11 +139,12 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       const spool = await deps.spoolTrainingSet(job.id, spoolPath);
       const params = await deps.paramsForJob(job.id);
       const trainingStartedAt = Date.now();
-      const { result, set, cpuSeconds } = await deps.pool.trainSpool(
+      const { result, parts, set, cpuSeconds } = await deps.pool.trainSpool(
         { path: spoolPath, header: spool.header, columns: spool.columns, detect: spool.detect },
         params,
         limits,
         {
+          ...(deps.parts ? { minParts: MIN_PARTS } : {}),
           signal: controller.signal,
           onThreadMemory: (bytes) => (peakThreadBytes = Math.max(peakThreadBytes, bytes)),
           onProgress: (p) => {
@@ -146,52 +158,37 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
         },
       );
       const trainingEndedAt = Date.now();
-      const trainingSeconds = (trainingEndedAt - trainingStartedAt) / 1000;
       if (set && Object.keys(set.kinds).length > 0) await deps.recordKinds(job.id, set.kinds);
-      const header = spool.header;
-      const intervals = result.forecasts.some((f) => f.intervals) ? result.forecasts.map((f) => f.intervals) : undefined;
-      const outputId = await deps.writeOutput(job.id, header, result.forecasts.map((f) => f.values), intervals);
-      await deps.saveModel(job.training_id, job.user_id, result.model);
-      await deps.queue.setTrainingResult(job.training_id, {
-        status: TRAINING_STATUS.Trained,
-        neurons: result.figures.neurons,
-        inputs: result.figures.inputs,
-        outputs: result.figures.outputs,
-        layers_requested: result.figures.layersRequested,
-        layers_created: result.figures.layersCreated,
-        success_rate: result.successRate,
+      if (parts && deps.parts) {
+        // A panel of several parts: its units go to the queue for every training thread of every process.
+        const stored = await deps.parts.storePlan(job.id, job.user_id, workerId, {
+          plan: parts.plan,
+          header: spool.header,
+          global: parts.global,
+          statId,
+          cpuSeconds,
+          peakBytes: peakThreadBytes,
+          rounds: Array.from({ length: parts.rounds }, () => ({ cost: parts.roundCost })),
+          parts: parts.parts,
+        });
+        if (!stored) throw new AbortedElsewhere();
+        if (statId !== undefined) await deps.stats.update(statId, { procedure: 'training in parts', text: `planned in ${trainingEndedAt - trainingStartedAt} ms: ${parts.rounds} rounds of the global model, then ${parts.parts.length} parts` }).catch(() => undefined);
+        await deps.events.record({ type: 2, procedure: 'training.plan', text: `Job ${job.id} planned in ${trainingEndedAt - startedAt} ms: ${parts.rounds} global rounds and ${parts.parts.length} parts queued`, host, pid: process.pid, userId: job.user_id });
+        schedule(0);
+        return;
+      }
+      await finishRun(job, workerId, {
+        header: spool.header,
+        result,
+        set,
+        statId,
+        startedAt,
+        phases: `training set export ${trainingStartedAt - exportStartedAt} ms, training thread ${trainingEndedAt - trainingStartedAt} ms`,
+        ramBytes: peakThreadBytes,
+        cpuSeconds: cpuSeconds ?? (trainingEndedAt - trainingStartedAt) / 1000,
+        diskBytes: spool.bytes * 2,
+        trainingEndedAt,
       });
-      const { inputs, outputs, neurons, layersCreated } = result.figures;
-      const hidden = Array.from({ length: layersCreated }, () => Math.round(neurons / Math.max(1, layersCreated)));
-      const finished = await deps.queue.finish(job.id, workerId, [inputs, ...hidden, outputs].join('-'), result.selection);
-      if (!finished) throw new AbortedElsewhere();
-      // The run's own timing and hold-out figures, readable over GET /stat (bench/train reads them from here).
-      const { timing: t, metrics: m } = result;
-      const figures = `trained ${t.samples} samples x ${t.epochs} epochs in ${Math.round(t.trainMs)} ms (${Math.round(t.samplesEpochsPerSecond)} samples x epochs/s); hold-out of ${m.validationRows} rows: MAE ${m.mae.toPrecision(6)}, RMSE ${m.rmse.toPrecision(6)}, MSE ${(m.rmse ** 2).toPrecision(6)}, MAPE ${m.mape === null ? 'n/a' : `${m.mape.toFixed(2)}%`}, seasonal-naive MAE ${m.baselineMae.toPrecision(6)}`;
-      // Which model won and why (result.selection), then the figures; bench/train parses the figures' fragment.
-      await deps.stats.terminate(statId, STAT_STATUS.Finished, {
-        text: `finished: output ${outputId}, success rate ${result.successRate}%; ${explainSelection(result.selection)}; ${figures}${set ? `; ${describeSet(set)}` : ''}`,
-        advance: 100,
-      });
-      const modelBytes = Buffer.byteLength(JSON.stringify(result.model));
-      await deps.recordConsumption({
-        userId: job.user_id,
-        jobId: job.id,
-        trainingId: job.training_id,
-        appName: job.app_name,
-        host,
-        pid: process.pid,
-        ramMb: round(peakThreadBytes / MB),
-        // The training thread's own CPU (thread-cpu.ts); its wall time where the platform cannot say, which
-        // on a busy machine also counts the waits for a core.
-        cpuSeconds: round(cpuSeconds ?? trainingSeconds),
-        diskMb: round((modelBytes + spool.bytes * 2) / MB, 4),
-      });
-      const endedAt = Date.now();
-      deps.observe?.('finished', (endedAt - startedAt) / 1000);
-      // Where the time went, so a job that got slower says which phase did (issue 28's standing check).
-      const phases = `training set export ${trainingStartedAt - exportStartedAt} ms, training thread ${trainingEndedAt - trainingStartedAt} ms, output and records ${endedAt - trainingEndedAt} ms`;
-      await deps.events.record({ type: 2, procedure: 'training.finish', text: `Job ${job.id} finished in ${endedAt - startedAt} ms (success rate ${result.successRate}%; ${phases})`, host, pid: process.pid, userId: job.user_id });
     } catch (error) {
       if (stopping) {
         await deps.queue.handBack(job.id, workerId).catch(() => undefined);
@@ -213,17 +210,159 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       await deps.events.record({ type: 4, procedure: 'training.fail', text: `Job ${job.id} failed: ${reason}`, host, pid: process.pid, userId: job.user_id });
     } finally {
       clearInterval(beat);
-      running.delete(job.id);
+      running.delete(controller);
       await rm(spoolPath, { force: true }).catch(() => undefined);
     }
   }
 
-  /** Claims until the pool is full or the queue empty; each job runs in the background. */
+  /** A trained job's result becomes its output, model, records and consumption; the job Finished. */
+  async function finishRun(
+    job: ClaimedJob,
+    worker: string,
+    run: { header: string[]; result: TrainingResult; set: TrainingSetReport | undefined; statId: number | undefined; startedAt: number; phases: string; ramBytes: number; cpuSeconds: number; diskBytes: number; trainingEndedAt: number },
+  ): Promise<void> {
+    const { result, set, statId } = run;
+    const intervals = result.forecasts.some((f) => f.intervals) ? result.forecasts.map((f) => f.intervals) : undefined;
+    const outputId = await deps.writeOutput(job.id, run.header, result.forecasts.map((f) => f.values), intervals);
+    await deps.saveModel(job.training_id, job.user_id, result.model);
+    await deps.queue.setTrainingResult(job.training_id, {
+      status: TRAINING_STATUS.Trained,
+      neurons: result.figures.neurons,
+      inputs: result.figures.inputs,
+      outputs: result.figures.outputs,
+      layers_requested: result.figures.layersRequested,
+      layers_created: result.figures.layersCreated,
+      success_rate: result.successRate,
+    });
+    const { inputs, outputs, neurons, layersCreated } = result.figures;
+    const hidden = Array.from({ length: layersCreated }, () => Math.round(neurons / Math.max(1, layersCreated)));
+    const finished = await deps.queue.finish(job.id, worker, [inputs, ...hidden, outputs].join('-'), result.selection);
+    if (!finished) throw new AbortedElsewhere();
+    // The run's own timing and hold-out figures, readable over GET /stat (bench/train reads them from here).
+    const { timing: t, metrics: m } = result;
+    const figures = `trained ${t.samples} samples x ${t.epochs} epochs in ${Math.round(t.trainMs)} ms (${Math.round(t.samplesEpochsPerSecond)} samples x epochs/s); hold-out of ${m.validationRows} rows: MAE ${m.mae.toPrecision(6)}, RMSE ${m.rmse.toPrecision(6)}, MSE ${(m.rmse ** 2).toPrecision(6)}, MAPE ${m.mape === null ? 'n/a' : `${m.mape.toFixed(2)}%`}, seasonal-naive MAE ${m.baselineMae.toPrecision(6)}`;
+    // Which model won and why (result.selection), then the figures; bench/train parses the figures' fragment.
+    if (statId !== undefined) {
+      await deps.stats.terminate(statId, STAT_STATUS.Finished, {
+        text: `finished: output ${outputId}, success rate ${result.successRate}%; ${explainSelection(result.selection)}; ${figures}${set ? `; ${describeSet(set)}` : ''}`,
+        advance: 100,
+      });
+    }
+    const modelBytes = Buffer.byteLength(JSON.stringify(result.model));
+    await deps.recordConsumption({
+      userId: job.user_id,
+      jobId: job.id,
+      trainingId: job.training_id,
+      appName: job.app_name,
+      host,
+      pid: process.pid,
+      ramMb: round(run.ramBytes / MB),
+      // The training threads' own CPU (thread-cpu.ts); their wall time where the platform cannot say, which
+      // on a busy machine also counts the waits for a core.
+      cpuSeconds: round(run.cpuSeconds),
+      diskMb: round((modelBytes + run.diskBytes) / MB, 4),
+    });
+    const endedAt = Date.now();
+    deps.observe?.('finished', (endedAt - run.startedAt) / 1000);
+    // Where the time went, so a job that got slower says which phase did (issue 28's standing check).
+    const phases = `${run.phases}, output and records ${endedAt - run.trainingEndedAt} ms`;
+    await deps.events.record({ type: 2, procedure: 'training.finish', text: `Job ${job.id} finished in ${endedAt - run.startedAt} ms (success rate ${result.successRate}%; ${phases})`, host, pid: process.pid, userId: job.user_id });
+  }
+
+  /** One part of a job in parts: a round of the global model or a group of series, its answer stored for the assembly. */
+  async function runPart(unit: Extract<ClaimedUnit, { kind: 'part' }>): Promise<void> {
+    const parts = deps.parts as JobPartsRepository;
+    const controller = new AbortController();
+    running.set(controller, unit.jobId);
+    let peakThreadBytes = 0;
+    const beat = setInterval(() => {
+      parts.heartbeatPart(unit.jobId, unit.part, workerId).then(
+        (owned) => {
+          if (!owned) controller.abort();
+        },
+        () => undefined,
+      );
+    }, heartbeatMs);
+    try {
+      let task: JobUnit;
+      if (unit.stage === 1) {
+        const global = await parts.globalTask(unit.jobId);
+        if (global === null) throw new AbortedElsewhere();
+        task = { kind: 'round', global, round: Number(unit.task) };
+      } else task = { kind: 'series', part: unit.task, rounds: await parts.roundOutcomes(unit.jobId) };
+      const ran = await deps.pool.runUnit(task, { signal: controller.signal, onThreadMemory: (bytes) => (peakThreadBytes = Math.max(peakThreadBytes, bytes)) });
+      await parts.completePart(unit.jobId, unit.part, workerId, { outcome: ran.outcome ?? 'null', cpuSeconds: ran.cpuSeconds, peakBytes: peakThreadBytes });
+    } catch (error) {
+      if (stopping) {
+        await parts.handBackPart(unit.jobId, unit.part, workerId).catch(() => undefined);
+        return;
+      }
+      // Aborted: the abort closed the job's records; taken away: another process runs the part now.
+      if (controller.signal.aborted || error instanceof AbortedElsewhere) return;
+      const reason = isTrainingError(error) || error instanceof Error ? error.message : String(error);
+      const failed = await parts.failJob(unit.jobId, reason);
+      if (failed) {
+        deps.observe?.('failed', 0);
+        await deps.events.record({ type: 4, procedure: 'training.fail', text: `Job ${unit.jobId} failed in part ${unit.part}: ${reason}`, host, pid: process.pid, userId: failed.userId });
+      }
+    } finally {
+      clearInterval(beat);
+      running.delete(controller);
+    }
+  }
+
+  /** The last step of a job in parts: every part's answer put together on a training thread, then stored as a whole job's. */
+  async function runAssembly(jobId: number): Promise<void> {
+    const parts = deps.parts as JobPartsRepository;
+    const controller = new AbortController();
+    running.set(controller, jobId);
+    const beat = setInterval(() => {
+      deps.queue.heartbeat(jobId, workerId).then(
+        (owned) => {
+          if (!owned) controller.abort();
+        },
+        () => undefined,
+      );
+    }, heartbeatMs);
+    let job: (ClaimedJob & { startedAt: number }) | undefined;
+    try {
+      job = await parts.assemblyJob(jobId);
+      const input = await parts.assemblyInput(jobId);
+      if (!job || !input) throw new AbortedElsewhere();
+      const assembling = Date.now();
+      const ran = await deps.pool.runUnit({ kind: 'assemble', plan: input.plan, outcomes: input.outcomes, trainMs: assembling - job.startedAt }, { signal: controller.signal });
+      const trainingEndedAt = Date.now();
+      await finishRun(job, workerId, {
+        header: input.header,
+        result: ran.result as TrainingResult,
+        set: undefined,
+        statId: input.statId ?? undefined,
+        startedAt: job.startedAt,
+        phases: `${input.parts} parts over the queue ${assembling - job.startedAt} ms, assembly ${trainingEndedAt - assembling} ms`,
+        ramBytes: input.peakBytes,
+        cpuSeconds: input.cpuSeconds + (ran.cpuSeconds ?? 0),
+        diskBytes: input.outcomes.reduce((s, o) => s + o.length, 0),
+        trainingEndedAt,
+      });
+      await parts.discardParts(jobId);
+    } catch (error) {
+      if (stopping || !(controller.signal.aborted || error instanceof AbortedElsewhere)) {
+        // Stopping, or the database failed under the writes: the parts are stored, so any process assembles it again.
+        await parts.releaseAssembly(jobId, workerId).catch(() => undefined);
+        if (!stopping) await deps.events.record({ type: 3, procedure: 'training.assemble', text: `Job ${jobId}: its assembly failed and goes back to the queue: ${error instanceof Error ? error.message : String(error)}`, host, pid: process.pid }).catch(() => undefined);
+      }
+    } finally {
+      clearInterval(beat);
+      running.delete(controller);
+    }
+  }
+
+  /** Claims until the pool is full or the queue empty; each unit runs in the background. */
   async function fill(): Promise<void> {
     while (!stopping && running.size < options.concurrency) {
-      const job = await deps.queue.claimNext(workerId);
-      if (!job) return;
-      const task = runJob(job).finally(() => {
+      const unit: ClaimedUnit | undefined = deps.parts ? await deps.parts.claimNext(workerId) : await deps.queue.claimNext(workerId).then((job) => (job ? { kind: 'job' as const, job } : undefined));
+      if (!unit) return;
+      const task = (unit.kind === 'job' ? runJob(unit.job) : unit.kind === 'part' ? runPart(unit) : runAssembly(unit.jobId)).finally(() => {
         active.delete(task);
         schedule(0);
       });
@@ -244,6 +383,15 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     for (const id of failed) {
       await deps.events.record({ type: 4, procedure: 'training.recover', text: `Job ${id} failed: ${ORPHANED_REASON}`, host, pid: process.pid });
     }
+    if (!deps.parts) return;
+    const parts = await deps.parts.recoverStaleParts(options.staleAfterMs ?? STALE_AFTER_MS);
+    for (const p of parts.requeued) {
+      await deps.events.record({ type: 3, procedure: 'training.recover', text: `Job ${p.jobId}: part ${p.part} lost its worker and is queued again`, host, pid: process.pid });
+    }
+    for (const id of parts.failed) {
+      await deps.events.record({ type: 4, procedure: 'training.recover', text: `Job ${id} failed: a part of it took its worker process down repeatedly`, host, pid: process.pid });
+    }
+    if (parts.requeued.length > 0) schedule(0);
   }
 
   return {
@@ -257,13 +405,13 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       schedule(0);
     },
     abortLocal(jobId) {
-      running.get(jobId)?.abort();
+      for (const [controller, id] of running) if (id === jobId) controller.abort();
     },
     async stop() {
       stopping = true;
       clearTimeout(pollTimer);
       clearInterval(recoverTimer);
-      for (const controller of running.values()) controller.abort();
+      for (const controller of running.keys()) controller.abort();
       await inFlight.catch(() => undefined);
       await Promise.allSettled([...active]);
     },

@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Services } from '../services.js';
+import { createJobPartsRepository } from '../domain/jobs/job-parts.repository.js';
 import { createJobQueueRepository } from '../domain/jobs/job-queue.repository.js';
 import { createTrainingPool } from '../training/pool.js';
 import { createRunner, type Runner, type RunnerOptions } from './runner.js';
@@ -12,11 +13,11 @@ import { createRunner, type Runner, type RunnerOptions } from './runner.js';
  * JOB_RECOVER_EVERY_MS), the training-set spool (DATA_DIR/training-spool) and each training's row cap
  * and memory budget (TRAINING_MAX_ROWS, TRAINING_MEMORY_MB).
  */
-export const recoveryOptions = (config: Pick<Config, 'jobStaleAfterMs' | 'jobRecoverEveryMs' | 'dataDir' | 'trainingMemoryMb' | 'trainingMaxRows'>) => ({
+export const recoveryOptions = (config: Pick<Config, 'jobStaleAfterMs' | 'jobRecoverEveryMs' | 'dataDir' | 'trainingMemoryMb' | 'trainingMaxRows' | 'trainingPartUnits'>) => ({
   staleAfterMs: config.jobStaleAfterMs,
   recoverMs: config.jobRecoverEveryMs,
   spoolDir: join(config.dataDir, 'training-spool'),
-  limits: { maxRows: config.trainingMaxRows, budgetMb: config.trainingMemoryMb },
+  limits: { maxRows: config.trainingMaxRows, budgetMb: config.trainingMemoryMb, partUnits: config.trainingPartUnits },
 });
 
 /**
@@ -39,6 +40,7 @@ export function createTrainingRunner(
   const runner = createRunner(
     {
       queue,
+      parts: createJobPartsRepository(database.db),
       pool,
       events: services.events,
       spoolTrainingSet: (jobId, path) => services.data.spoolTrainingSet(jobId, path),

@@ -20,7 +20,7 @@
 import { createHash } from 'node:crypto';
 import { withDateCache } from './dates.js';
 import { trainNetworkOnly } from './legacy.js';
-import { detectKeys, forecastPanel, seriesPlan } from './panel.js';
+import { detectKeys, planPanel, runPlannedPanel, seriesPlan, type PlannedPanel } from './panel.js';
 import type { EngineHooks } from './progress.js';
 import { analyse } from './series.js';
 import { forecastSeries } from './series-run.js';
@@ -34,17 +34,30 @@ export type { EngineHooks } from './progress.js';
 export { DEFAULT_EPOCHS } from './series-run.js';
 
 export function trainModel(input: TrainingInput, hooks: EngineHooks = {}): TrainingResult {
+  return (trainOrPlan(input, hooks, Infinity) as { kind: 'result'; result: TrainingResult }).result;
+}
+
+/**
+ * Trains the upload here, or, for a panel of at least `minParts` parts (issue 34), answers it planned so its
+ * parts can run elsewhere (job-parts.ts).
+ */
+export function trainOrPlan(input: TrainingInput, hooks: EngineHooks, minParts: number, partUnits?: number): { kind: 'result'; result: TrainingResult } | { kind: 'panel'; planned: PlannedPanel } {
   return withDateCache(() => {
+    const started = performance.now();
     const analysis = analyse(input);
     const seed = input.params.seed !== undefined && Number.isFinite(input.params.seed) ? Math.trunc(input.params.seed) >>> 0 : seedOf(input);
-    if (input.params.modelFamily === 'network') return trainNetworkOnly(input, analysis, hooks, seed);
+    if (input.params.modelFamily === 'network') return { kind: 'result', result: trainNetworkOnly(input, analysis, hooks, seed) };
     // Many series in one upload (issue 33): each forecast on its own, with a global model across them.
     const panel = detectKeys(input, analysis);
-    if (panel) return forecastPanel(input, panel, hooks, seed);
+    if (panel) {
+      const planned = planPanel(input, panel, seed, partUnits);
+      if (planned.parts.length >= minParts) return { kind: 'panel', planned };
+      return { kind: 'result', result: runPlannedPanel(planned, hooks, started) };
+    }
     // Several value columns side by side (a wide upload) are many series too: past one output, each column gets
     // the families a panel of that many series would (issue 33).
     const outputs = analysis.columns.filter((c) => c.role === 'output').length;
-    return forecastSeries(input, analysis, hooks, seed, outputs > 1 ? seriesPlan(outputs, outputs * analysis.known.length) : undefined);
+    return { kind: 'result', result: forecastSeries(input, analysis, hooks, seed, outputs > 1 ? seriesPlan(outputs, outputs * analysis.known.length) : undefined) };
   });
 }
 

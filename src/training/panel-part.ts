@@ -3,7 +3,7 @@
  * forecast them on any thread of any process (its rows, the run's parameters and seed, the global model's
  * forecast and backtest predictions for each of its series), and a part's outcome is plain data that
  * assemblePanel puts together with the other parts' into the job's one result. Nothing here depends on where
- * the part ran: a panel run on one thread goes through the same three steps (panel.ts forecastPanel), so the
+ * the part ran: a panel run on one thread goes through the same three steps (panel.ts runPlannedPanel), so the
  * output is the same rows, in the same order, however the parts were spread.
  */
 import type { CellReader } from './encoder.js';
@@ -65,6 +65,8 @@ export interface PanelPart {
   panel: { series: number; rows: number };
   /** Rounds of the panel's global model (0: none); the last one forecasts. */
   globalRounds: number;
+  /** The global model's season (its description names it). */
+  globalSeason: number;
   members: PartMember[];
 }
 
@@ -101,6 +103,8 @@ export interface SeriesOutcome {
 
 /** A panel's shared part, written once: its keys, its series' rows in the upload, the notes, the seed. */
 export interface PanelPlan {
+  /** The upload's header: the output's columns. */
+  header: string[];
   keys: string[];
   keySource: PanelReport['keySource'];
   params: TrainingParams;
@@ -118,10 +122,10 @@ export function runGlobalTaskRound(task: GlobalTask, r: number, progress?: (shar
 }
 
 /** The rounds' runs put together; null when any round could not learn (the panel is too small to learn across). */
-export function globalResult(task: GlobalTask, runs: (GlobalRoundRun | null)[]): GlobalResult | null {
+export function globalResult(season: number, runs: (GlobalRoundRun | null)[]): GlobalResult | null {
   if (runs.some((r) => r === null)) return null;
   const done = runs as GlobalRoundRun[];
-  return { predictions: done.map((r) => r.predictions), description: describeGlobalRun(done.map((r) => r.trained), task.season) };
+  return { predictions: done.map((r) => r.predictions), description: describeGlobalRun(done.map((r) => r.trained), season) };
 }
 
 /** The input of one series: the panel's columns with the keys set aside, and the series' own rows. */
@@ -294,7 +298,7 @@ const MAX_LISTED_SERIES = 1_000;
 export function assemblePanel(
   plan: PanelPlan,
   outcomes: SeriesOutcome[],
-  timing: { trainMs: number; phases: { readMs: number; backtestMs: number; fitMs: number } },
+  timing: { trainMs: number; phases?: { readMs: number; backtestMs: number; fitMs: number } },
 ): TrainingResult {
   const byIndex = new Array<SeriesOutcome | undefined>(plan.members.length);
   for (const o of [...plan.outcomes, ...outcomes]) byIndex[o.index] = o;
@@ -378,7 +382,7 @@ export function assemblePanel(
     },
     successRate: validationRows === 0 ? 0 : Math.round(fits.reduce((s, f) => s + f.successRate * f.metrics.validationRows, 0) / validationRows),
     figures: { ...(fits[0]?.figures ?? { neurons: 0, inputs: 0, layersRequested: 0, layersCreated: 0 }), outputs: outputs.size },
-    timing: { trainMs: timing.trainMs, samples: fits.reduce((s, f) => s + f.metrics.trainingRows, 0), epochs: 0, samplesEpochsPerSecond: 0, phases: timing.phases },
+    timing: { trainMs: timing.trainMs, samples: fits.reduce((s, f) => s + f.metrics.trainingRows, 0), epochs: 0, samplesEpochsPerSecond: 0, ...(timing.phases ? { phases: timing.phases } : {}) },
   };
 }
 

@@ -254,7 +254,7 @@ export interface PlannedPanel {
  * their own, before the parts: runGlobalRound); then the series cut into parts of about PART_COST work units,
  * in upload order.
  */
-export function planPanel(input: TrainingInput, grouping: Grouping, seed: number): PlannedPanel {
+export function planPanel(input: TrainingInput, grouping: Grouping, seed: number, partUnits = PART_COST): PlannedPanel {
   const started = performance.now();
   const totalRows = grouping.groups.reduce((s, g) => s + g.rows.length, 0);
   const seriesPlanned = seriesPlan(grouping.groups.length, totalRows);
@@ -279,9 +279,9 @@ export function planPanel(input: TrainingInput, grouping: Grouping, seed: number
   let current: { part: PanelPart; cost: number } | undefined;
   for (const m of members) {
     if (!m.prep) continue;
-    if (!current || current.cost >= PART_COST || current.part.members.length >= MAX_PART_SERIES) {
+    if (!current || current.cost >= partUnits || current.part.members.length >= MAX_PART_SERIES) {
       current = {
-        part: { header: input.header, columns: input.columns, params, seed, keys: grouping.keys, panel: { series: members.length, rows: totalRows }, globalRounds: global?.rounds.length ?? 0, members: [] },
+        part: { header: input.header, columns: input.columns, params, seed, keys: grouping.keys, panel: { series: members.length, rows: totalRows }, globalRounds: global?.rounds.length ?? 0, globalSeason: global?.season ?? 1, members: [] },
         cost: 0,
       };
       parts.push(current);
@@ -293,7 +293,7 @@ export function planPanel(input: TrainingInput, grouping: Grouping, seed: number
   const outcomes = members.flatMap((m) => (m.prepared.prep ? [] : [fallbackOutcome(m.index, m.input, m.prepared.knownRows, m.prepared.note)]));
   const notes = perSeries === undefined ? [] : [`each series cut to its most recent ${perSeries} known rows (the row cap of ${cap} over ${members.length} series)`];
   return {
-    plan: { keys: grouping.keys, keySource: grouping.source, params: input.params, seed, members: members.map((m) => ({ key: m.key, rows: m.rows })), notes, outcomes, readMs },
+    plan: { header: input.header, keys: grouping.keys, keySource: grouping.source, params: input.params, seed, members: members.map((m) => ({ key: m.key, rows: m.rows })), notes, outcomes, readMs },
     global: global ? { task: global, roundCost: roundCost(global) } : null,
     parts,
     seriesPlan: seriesPlanned,
@@ -301,10 +301,8 @@ export function planPanel(input: TrainingInput, grouping: Grouping, seed: number
   };
 }
 
-/** A panel on one thread: planned, the global model's rounds and then the parts run in turn on one progress bar, and put together. */
-export function forecastPanel(input: TrainingInput, grouping: Grouping, hooks: EngineHooks, seed: number): TrainingResult {
-  const started = performance.now();
-  const planned = planPanel(input, grouping, seed);
+/** A planned panel finished on this thread: the global model's rounds and then the parts in turn, on one progress bar, put together. */
+export function runPlannedPanel(planned: PlannedPanel, hooks: EngineHooks, started: number): TrainingResult {
   const rounds = planned.global?.task.rounds.length ?? 0;
   const meter = new WorkMeter(rounds * (planned.global?.roundCost ?? 0) + planned.parts.reduce((s, p) => s + p.cost, 0), hooks);
   const globalStarted = performance.now();
@@ -318,5 +316,5 @@ export function forecastPanel(input: TrainingInput, grouping: Grouping, hooks: E
 /** Every round of the global model in turn, then its one description; null when the panel is too small to learn across. */
 export function runGlobalRounds(task: GlobalTask, meter: WorkMeter, cost: number): GlobalResult | null {
   const runs = task.rounds.map((_, r) => runGlobalTaskRound(task, r, meter.claim(cost)));
-  return globalResult(task, runs);
+  return globalResult(task.season, runs);
 }

@@ -11,7 +11,8 @@ import { availableParallelism } from 'node:os';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import { defaultYoungGenerationForNewThreads, resolveWorkerFile } from '../workers-support.js';
-import type { WorkerProgress, WorkerReply, WorkerTask } from './train.worker.js';
+import type { JobInParts } from './job-parts.js';
+import type { JobUnit, WorkerProgress, WorkerReply, WorkerTask } from './train.worker.js';
 import type { TrainingLimits, TrainingSetReport, TrainingSpool } from './training-set.js';
 import { TrainingError, type TrainingInput, type TrainingParams, type TrainingProgress, type TrainingResult } from './types.js';
 
@@ -25,10 +26,21 @@ export interface TrainingRunOptions {
   onThreadMemory?: (peakBytes: number) => void;
 }
 
-/** A spool's training: the result, how the set was cut, and the training thread's CPU seconds (when known). */
+/**
+ * A spool's training: the result (or, asked with minParts, the job in parts), how the set was cut, and the
+ * training thread's CPU seconds (when known).
+ */
 export interface TrainedSpool {
   result: TrainingResult;
+  parts?: JobInParts;
   set: TrainingSetReport | undefined;
+  cpuSeconds: number | undefined;
+}
+
+/** A unit of a job in parts, run: its outcome text (rounds, parts) or the job's result (assembly). */
+export interface RanUnit {
+  outcome?: string;
+  result?: TrainingResult;
   cpuSeconds: number | undefined;
 }
 
@@ -42,8 +54,10 @@ export interface TrainingPool {
     spool: TrainingSpool,
     params: TrainingParams,
     limits: TrainingLimits,
-    opts?: TrainingRunOptions,
+    opts?: TrainingRunOptions & { minParts?: number },
   ): Promise<TrainedSpool>;
+  /** Runs one unit of a job in parts (issue 34, job-parts.ts) on a training thread. */
+  runUnit(unit: JobUnit, opts?: TrainingRunOptions): Promise<RanUnit>;
   close(): Promise<void>;
   readonly threads: number;
 }
@@ -90,13 +104,13 @@ export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingP
   };
 
   async function train(input: TrainingInput, opts: TrainingRunOptions = {}): Promise<TrainingResult> {
-    return (await run({ input }, opts)).result;
+    return (await run({ input }, opts)).result as TrainingResult;
   }
 
   async function run(
-    payload: { input: TrainingInput } | { spool: TrainingSpool; params: TrainingParams; limits: TrainingLimits },
+    payload: { input: TrainingInput } | { spool: TrainingSpool; params: TrainingParams; limits: TrainingLimits; minParts?: number } | { unit: JobUnit },
     opts: TrainingRunOptions,
-  ): Promise<TrainedSpool> {
+  ): Promise<Extract<WorkerReply, { ok: true }>> {
     const { signal, onThreadMemory } = opts;
     if (signal?.aborted) throw new TrainingError('aborted', 'Training aborted');
     const onMessage = (m: WorkerProgress) => {
@@ -120,7 +134,7 @@ export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingP
       }
       if (!reply.ok) throw new TrainingError(reply.code, reply.message);
       onThreadMemory?.(reply.peakThreadBytes);
-      return { result: reply.result, set: reply.set, cpuSeconds: reply.cpuSeconds };
+      return reply;
     } catch (error) {
       if (error instanceof TrainingError) throw error;
       if ((error as { code?: string } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
@@ -137,7 +151,15 @@ export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingP
 
   return {
     train,
-    trainSpool: (spool, params, limits, opts = {}) => run({ spool, params, limits }, opts),
+    async trainSpool(spool, params, limits, opts = {}) {
+      const { minParts, ...runOptions } = opts;
+      const reply = await run({ spool, params, limits, ...(minParts === undefined ? {} : { minParts }) }, runOptions);
+      return { result: reply.result as TrainingResult, ...(reply.parts ? { parts: reply.parts } : {}), set: reply.set, cpuSeconds: reply.cpuSeconds };
+    },
+    async runUnit(unit, opts = {}) {
+      const reply = await run({ unit }, opts);
+      return { ...(reply.outcome === undefined ? {} : { outcome: reply.outcome }), ...(reply.result ? { result: reply.result } : {}), cpuSeconds: reply.cpuSeconds };
+    },
     async close() {
       closed = true;
       await (await made)?.close();

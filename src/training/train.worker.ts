@@ -9,13 +9,22 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import { trainModel } from './engine.js';
+import { assembleUnit, planTraining, runRoundUnit, runSeriesUnit, type JobInParts } from './job-parts.js';
 import { threadCpuSeconds } from './thread-cpu.js';
 import { loadTrainingSet, type TrainingLimits, type TrainingSetReport, type TrainingSpool } from './training-set.js';
 import { TrainingError, type TrainingErrorCode, type TrainingInput, type TrainingParams, type TrainingProgress, type TrainingResult } from './types.js';
 
+/** A unit of a job in parts (issue 34, job-parts.ts): a round of the global model, a part's series, or the assembly. */
+export type JobUnit =
+  | { kind: 'round'; global: string; round: number }
+  | { kind: 'series'; part: string; rounds: string[] }
+  | { kind: 'assemble'; plan: string; outcomes: string[]; trainMs: number };
+
 export type WorkerTask =
   | { input: TrainingInput; port?: MessagePort }
-  | { spool: TrainingSpool; params: TrainingParams; limits: TrainingLimits; port?: MessagePort };
+  /** minParts: a panel of at least this many parts is answered in parts (JobInParts) instead of trained here. */
+  | { spool: TrainingSpool; params: TrainingParams; limits: TrainingLimits; minParts?: number; port?: MessagePort }
+  | { unit: JobUnit; port?: MessagePort };
 
 /** One message on the progress port: the engine's progress and the thread's memory peak so far. */
 export interface WorkerProgress {
@@ -24,8 +33,11 @@ export interface WorkerProgress {
 }
 
 export type WorkerReply =
-  /** cpuSeconds: this thread's CPU for reading the set and training, where the platform can say. */
-  | { ok: true; result: TrainingResult; peakThreadBytes: number; cpuSeconds?: number; set?: TrainingSetReport }
+  /**
+   * cpuSeconds: this thread's CPU for reading the set and training, where the platform can say. A job in
+   * parts answers `parts` instead of a result; a round or a part answers its `outcome` text.
+   */
+  | { ok: true; result?: TrainingResult; parts?: JobInParts; outcome?: string; peakThreadBytes: number; cpuSeconds?: number; set?: TrainingSetReport }
   | { ok: false; code: TrainingErrorCode; message: string };
 
 /**
@@ -47,17 +59,30 @@ export default async function train(task: WorkerTask): Promise<WorkerReply> {
     peak = Math.max(peak, threadBytes());
     port?.postMessage({ progress, peakThreadBytes: peak } satisfies WorkerProgress);
   };
+  const cpu = () => {
+    const cpuAtEnd = threadCpuSeconds();
+    return cpuAtStart === undefined || cpuAtEnd === undefined ? {} : { cpuSeconds: cpuAtEnd - cpuAtStart };
+  };
   try {
+    if ('unit' in task) {
+      const { unit } = task;
+      const hooks = { onProgress };
+      if (unit.kind === 'assemble') {
+        const result = assembleUnit(unit.plan, unit.outcomes, unit.trainMs);
+        return { ok: true, result, peakThreadBytes: Math.max(peak, threadBytes()), ...cpu() };
+      }
+      const outcome = unit.kind === 'round' ? runRoundUnit(unit.global, unit.round, hooks) : runSeriesUnit(unit.part, unit.rounds, hooks);
+      return { ok: true, outcome, peakThreadBytes: Math.max(peak, threadBytes()), ...cpu() };
+    }
     let input: TrainingInput;
     let set: TrainingSetReport | undefined;
     if ('spool' in task) {
       ({ input, report: set } = await loadTrainingSet(task.spool, task.params, task.limits));
       peak = Math.max(peak, threadBytes());
     } else input = task.input;
-    const result = trainModel(input, { onProgress });
-    const cpuAtEnd = threadCpuSeconds();
-    const cpuSeconds = cpuAtStart === undefined || cpuAtEnd === undefined ? undefined : cpuAtEnd - cpuAtStart;
-    return { ok: true, result, peakThreadBytes: Math.max(peak, threadBytes()), ...(cpuSeconds === undefined ? {} : { cpuSeconds }), ...(set ? { set } : {}) };
+    const planned = 'spool' in task && task.minParts !== undefined ? planTraining(input, { onProgress }, task.minParts, task.limits.partUnits) : { kind: 'result' as const, result: trainModel(input, { onProgress }) };
+    const answer = planned.kind === 'result' ? { result: planned.result } : { parts: planned.job };
+    return { ok: true, ...answer, peakThreadBytes: Math.max(peak, threadBytes()), ...cpu(), ...(set ? { set } : {}) };
   } catch (error) {
     if (error instanceof TrainingError) return { ok: false, code: error.code, message: error.message };
     throw error;

@@ -43,6 +43,8 @@ export interface TrainingLimits {
   maxRows: number;
   /** One training's memory budget in MB (TRAINING_MEMORY_MB); the thread's heap limit is the same. */
   budgetMb: number;
+  /** Work units of one part of a panel (TRAINING_PART_UNITS; default panel.ts PART_COST). */
+  partUnits?: number;
 }
 
 /** How the set was cut; the runner writes it into the run's status record. */

@@ -44,7 +44,52 @@ export interface JobsTable {
   updated_at: Generated<Date>;
 }
 
+/** A job in parts (issue 34): its plan, stored once for every unit. */
+export interface JobPlansTable {
+  job_id: number;
+  plan: string;
+  header: string;
+  global: string | null;
+  stat_id: number | null;
+  cpu_seconds: number | null;
+  peak_bytes: number | null;
+  parts: number;
+  created_at: Generated<Date>;
+}
+
+/** Part status: 0 queued, 1 running, 2 done. */
+export type PartStatus = 0 | 1 | 2;
+
+/** A unit of a job in parts: a round of the global model (stage 1) or a group of series (stage 2). */
+export interface JobPartsTable {
+  job_id: number;
+  part: number;
+  stage: number;
+  owner: number;
+  status: Generated<number>;
+  worker: string | null;
+  attempts: Generated<number>;
+  cost: Generated<number>;
+  task: string;
+  outcome: string | null;
+  cpu_seconds: number | null;
+  peak_bytes: number | null;
+  queued_at: Generated<Date>;
+  started_at: Date | null;
+  heartbeat_at: Date | null;
+  finished_at: Date | null;
+}
+
+/** When each owner last had a unit of work claimed (fair turns). */
+export interface OwnerTurnsTable {
+  user_id: number;
+  last_claim_at: Date;
+}
+
 export interface JobsTables {
   trainings: TrainingsTable;
   jobs: JobsTable;
+  job_plans: JobPlansTable;
+  job_parts: JobPartsTable;
+  owner_turns: OwnerTurnsTable;
 }

@@ -1,8 +1,9 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { SelectionReport } from '../../training/types.js';
 import { STAT_STATUS } from '../model-records/stat-status.js';
 import { TRAINING_STATUS } from '../trainings/training-status.js';
+import { discardParts } from './job-parts.repository.js';
 import { JOB_STATUS } from './job-status.js';
 
 /**
@@ -61,23 +62,39 @@ export function createJobQueueRepository(db: Kysely<Database>) {
      * when the job was in no abortable state.
      */
     async abortIfActive(id: number): Promise<{ wasRunning: boolean } | undefined> {
-      const row = await db
-        .updateTable('jobs')
-        .set({
-          status: JOB_STATUS.Aborted,
-          abort_requested: sql<boolean>`status = ${JOB_STATUS.Running}`,
-          finished_at: new Date(),
-          updated_at: new Date(),
-        })
-        .where('id', '=', id)
-        .where('status', 'in', ACTIVE)
-        .returning('abort_requested')
-        .executeTakeFirst();
-      return row ? { wasRunning: row.abort_requested } : undefined;
+      return db.transaction().execute(async (trx) => {
+        const row = await trx
+          .updateTable('jobs')
+          .set({
+            status: JOB_STATUS.Aborted,
+            abort_requested: sql<boolean>`status = ${JOB_STATUS.Running}`,
+            finished_at: new Date(),
+            updated_at: new Date(),
+          })
+          .where('id', '=', id)
+          .where('status', 'in', ACTIVE)
+          .returning(['abort_requested', 'training_id', 'advance'])
+          .executeTakeFirst();
+        if (!row) return undefined;
+        // A job in parts has no process of its own to close its records: its parts stop at their next beat.
+        const inParts = await trx.selectFrom('job_plans').select('job_id').where('job_id', '=', id).executeTakeFirst();
+        if (inParts) {
+          await trx.updateTable('trainings').set({ status: TRAINING_STATUS.Created, updated_at: now() }).where('id', '=', row.training_id).execute();
+          await trx
+            .updateTable('stat_records')
+            .set({ status: STAT_STATUS.Aborted, text: `aborted at ${Math.round(row.advance)}%`, updated_at: now(), terminated_at: now() })
+            .where('job_id', '=', id)
+            .where('status', '=', STAT_STATUS.Open)
+            .execute();
+          await discardParts(trx, id);
+        }
+        return { wasRunning: row.abort_requested };
+      });
     },
 
     /** Finished, Failed or Aborted -> Pending again, with the engine's traces cleared. */
     async requeue(id: number, fromStatus: number): Promise<boolean> {
+      await discardParts(db, id);
       const result = await db
         .updateTable('jobs')
         .set({
@@ -194,11 +211,23 @@ export function createJobQueueRepository(db: Kysely<Database>) {
       const cutoff = sql<Date>`now() - make_interval(secs => ${staleAfterMs / 1000})`;
       // One transaction: the job, its training and the dead run's status record change together.
       return db.transaction().execute(async (trx) => {
+        const inParts = (eb: ExpressionBuilder<Database, 'jobs'>) => eb.exists(eb.selectFrom('job_plans').select('job_plans.job_id').whereRef('job_plans.job_id', '=', 'jobs.id'));
+        // A job in parts lost only its assembler: its parts are done and stored, so any process assembles it again.
+        await trx
+          .updateTable('jobs')
+          .set({ worker: null })
+          .where('status', '=', JOB_STATUS.Running)
+          .where('worker', 'is not', null)
+          .where('heartbeat_at', '<', cutoff)
+          .where(inParts)
+          .execute();
         const failed = await trx
           .updateTable('jobs')
           .set({ status: JOB_STATUS.Failed, error: ORPHANED_REASON, finished_at: now(), updated_at: now() })
           .where('status', '=', JOB_STATUS.Running)
+          .where('worker', 'is not', null)
           .where('heartbeat_at', '<', cutoff)
+          .where((eb) => eb.not(inParts(eb)))
           .returning(['id', 'training_id'])
           .execute();
         if (failed.length > 0) {

@@ -1,0 +1,81 @@
+/**
+ * A training job in units of work that any training thread of any process can run (issue 34), as JSON text
+ * the job queue stores between them:
+ *  1. planTraining reads the upload once. A single series, a legacy network, or a panel that fits in one part
+ *     is trained there and then (one unit, as before). A larger panel answers its plan: the shared part
+ *     (keys, each series' rows in the upload, the series too short for a model), the global model's task,
+ *     and its parts.
+ *  2. Each round of the global model is a unit (runRoundUnit); the parts (runSeriesUnit) run once every round
+ *     is done, since each series' selection weighs the global model's candidate.
+ *  3. assembleUnit puts the parts' outcomes together into the job's one result, in upload order.
+ * A unit's answer depends only on its text and the earlier units' answers, never on where it ran: the output
+ * is the same rows, in the same order, as a run of the whole job on one thread with the same seed.
+ */
+import { withDateCache } from './dates.js';
+import { trainOrPlan } from './engine.js';
+import { runGlobalRound, type GlobalRoundRun } from './models/global.js';
+import { seriesPlan } from './panel.js';
+import { assemblePanel, globalResult, runPanelPart, type GlobalTask, type PanelPart, type PanelPlan, type SeriesOutcome } from './panel-part.js';
+import type { EngineHooks } from './progress.js';
+import { WorkMeter } from './series-run.js';
+import type { TrainingInput, TrainingResult } from './types.js';
+
+/** A job cut into units: the plan and global task stored once, the parts with their work units. */
+export interface JobInParts {
+  plan: string;
+  /** The global model's task (its series and rounds), or null when the panel has none. */
+  global: string | null;
+  rounds: number;
+  roundCost: number;
+  parts: { task: string; cost: number }[];
+}
+
+export type PlannedTraining = { kind: 'result'; result: TrainingResult } | { kind: 'parts'; job: JobInParts };
+
+/**
+ * Trains the job here unless it is a panel of at least `minParts` parts; then answers it in parts. The
+ * progress bar of a job in parts covers its planning only; the queue counts its parts.
+ */
+export function planTraining(input: TrainingInput, hooks: EngineHooks = {}, minParts = 2, partUnits?: number): PlannedTraining {
+  const routed = trainOrPlan(input, hooks, minParts, partUnits);
+  if (routed.kind === 'result') return routed;
+  const { planned } = routed;
+  new WorkMeter(1, hooks).finish();
+  return {
+    kind: 'parts',
+    job: {
+      plan: JSON.stringify(planned.plan),
+      global: planned.global ? JSON.stringify(planned.global.task) : null,
+      rounds: planned.global?.task.rounds.length ?? 0,
+      roundCost: planned.global?.roundCost ?? 0,
+      parts: planned.parts.map((p) => ({ task: JSON.stringify(p.part), cost: p.cost })),
+    },
+  };
+}
+
+/** Round `round` of the panel's global model; its answer is the JSON of a GlobalRoundRun, or "null" when it could not learn. */
+export function runRoundUnit(global: string, round: number, hooks: EngineHooks = {}): string {
+  const task = JSON.parse(global) as GlobalTask;
+  const meter = new WorkMeter(1, hooks);
+  const run = runGlobalRound(task.series, task.rounds[round] as GlobalTask['rounds'][number], round, { season: task.season, seed: task.seed, progress: meter.claim(1) });
+  meter.finish();
+  return JSON.stringify(run);
+}
+
+/** A part's series forecast with the global model's rounds (their answers, in round order); its answer is the JSON of its SeriesOutcome[]. */
+export function runSeriesUnit(partText: string, rounds: string[], hooks: EngineHooks = {}): string {
+  return withDateCache(() => {
+    const part = JSON.parse(partText) as PanelPart;
+    const runs = rounds.map((r) => JSON.parse(r) as GlobalRoundRun | null);
+    const global = part.globalRounds > 0 && runs.length === part.globalRounds ? globalResult(part.globalSeason, runs) : null;
+    const outcomes = runPanelPart(part, seriesPlan(part.panel.series, part.panel.rows), (cost) => new WorkMeter(cost, hooks), { global });
+    return JSON.stringify(outcomes);
+  });
+}
+
+/** The job's one result from its plan and every part's answer. */
+export function assembleUnit(planText: string, outcomes: string[], trainMs: number): TrainingResult {
+  const plan = JSON.parse(planText) as PanelPlan;
+  const all = outcomes.flatMap((o) => JSON.parse(o) as SeriesOutcome[]);
+  return assemblePanel(plan, all, { trainMs });
+}
