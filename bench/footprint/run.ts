@@ -11,6 +11,7 @@
  * changed, prepares the template), so it measures today's sources.
  *
  *   npm run bench footprint            BENCH_FOOTPRINT_ROUNDS=3 BENCH_IDLE_MS=10000 WORKERS=1 by default
+ *     BENCH_NODE_FLAGS='--v8-pool-size=2'   node's flags instead of the start script's (an A/B without editing it)
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -107,7 +108,8 @@ async function startCommand(): Promise<StartCommand> {
     env[word.slice(0, word.indexOf('='))] = word.slice(word.indexOf('=') + 1);
   }
   if (words.shift() !== 'node') throw new Error(`cannot read the start script: ${scripts.start}`);
-  return { env, args: words };
+  const flags = process.env.BENCH_NODE_FLAGS;
+  return { env, args: flags === undefined ? words : [...flags.split(/\s+/).filter(Boolean), words[words.length - 1]!] };
 }
 
 async function startOnce(dataDir: string, command: StartCommand): Promise<Sample> {
