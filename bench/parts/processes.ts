@@ -1,0 +1,202 @@
+/**
+ * Service processes of the parts bench (bench/parts/run.ts) and what it reads about them: the current code's API
+ * and worker through test/faults/support.ts (startApi, startWorker), another checkout's API (BENCH_B_DIR) with the
+ * same environment, each process's CPU seconds (/proc/<pid>/stat utime + stime, every thread) and peak RSS
+ * (/proc/<pid>/status VmHWM), and the job's parts and log lines in its database (the profile of a job in parts).
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, Client, multipartBody, SECRET_KEY, startApi, startWorker, TZ, CURRENT, type FaultDatabase, type ServiceProcess } from '../../test/faults/support.js';
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const TICKS_PER_SECOND = 100;
+
+/** The current code's API process (WORKERS=1 unless `env` says otherwise) on `db`. */
+export function api(db: FaultDatabase, env: Record<string, string> = {}): Promise<ServiceProcess> {
+  return startApi({ databaseUrl: db.url, env: { WORKERS: '1', ...env } });
+}
+
+/** The current code's `worker` process (WORKERS=1) on `db`. */
+export function worker(db: FaultDatabase, env: Record<string, string> = {}): Promise<ServiceProcess> {
+  return startWorker({ databaseUrl: db.url, env: { WORKERS: '1', ...env } });
+}
+
+/** An API process of another checkout (its own src/, node_modules linked) with the environment of `api`. */
+export async function apiAt(root: string, db: FaultDatabase, env: Record<string, string> = {}): Promise<{ pid: number; baseUrl: string; stop(): Promise<void> }> {
+  const dataDir = path.join(os.tmpdir(), `mtcs-parts-b-${randomBytes(4).toString('hex')}`);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      TMPDIR: os.tmpdir(),
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATABASE_URL: db.url,
+      DATA_DIR: dataDir,
+      ADMIN_EMAIL,
+      ADMIN_PASSWORD,
+      SECRET_KEY,
+      SMTP_URL: '',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_LOGIN: '100000',
+      WORKERS: '1',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stderr.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-5000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.on('data', (c: Buffer) => {
+      output = (output + c.toString()).slice(-5000);
+      const match = /Listening on http:\/\/[^:\s]+:(\d+)/.exec(output);
+      if (match) resolve(Number(match[1]));
+    });
+    void exited.then(() => reject(new Error(`API of ${root} exited before it was ready:\n${output}`)));
+  });
+  return {
+    pid: child.pid!,
+    baseUrl: `http://127.0.0.1:${port}`,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      const forced = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(forced);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** CPU seconds the process has used so far, all its threads (user + system). */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/** The process's peak resident set so far (VmHWM), in MB. */
+export function peakRssMb(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+export const load = () => os.loadavg()[0]!.toFixed(2);
+
+/** The CSV of a long upload (header and rows as panels-data.ts uploadOf gives them). */
+export function csvOf(upload: { header: string[]; rows: string[][] }): string {
+  const lines = [upload.header.join(',')];
+  for (const row of upload.rows) lines.push(row.map((v) => (/[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v)).join(','));
+  return `${lines.join('\n')}\n`;
+}
+
+/** POST /data with one CSV (a long timeout: the 10,000-series upload is about 30 MB); throws unless accepted. */
+export async function uploadCsv(client: Client, jobId: number, csv: string): Promise<void> {
+  const { body, contentType } = multipartBody({ session: client.session!, job_id: jobId, file: 1 }, csv);
+  const res = await fetch(`${client.baseUrl}${CURRENT}/data.php?tz=${TZ}`, { method: 'POST', body, headers: { 'content-type': contentType }, signal: AbortSignal.timeout(600_000) });
+  const envelope = (await res.json()) as { status: number; data: unknown };
+  if (res.status !== 200 || Number(envelope.status) !== 0) throw new Error(`upload of job ${jobId} refused (HTTP ${res.status}): ${JSON.stringify(envelope.data).slice(0, 500)}`);
+}
+
+/** The job's Status code (GET /jobs). */
+export async function statusOf(client: Client, jobId: number): Promise<number> {
+  const data = (await client.ok('GET', 'jobs', { job_id: jobId })) as { Status: string }[];
+  return Number(data[0]!.Status);
+}
+
+/** GET /data output=1: the job's output rows, in the service's order. */
+export async function outputOf(client: Client, jobId: number): Promise<unknown[]> {
+  const reply = await client.call('GET', 'data', { job_id: jobId, output: 1, progress: 0 }, { timeoutMs: 300_000 });
+  if (Number(reply.envelope.status) !== 0) throw new Error(`output of job ${jobId}: ${JSON.stringify(reply.envelope.data).slice(0, 300)}`);
+  return reply.envelope.data as unknown[];
+}
+
+/** GET /jobs_progress progress=2: Advance and the status record. */
+export async function progressOf(client: Client, jobId: number): Promise<{ Advance: number; Stat?: { Status_Name: string; Text: string; Explanation: string; Selection: unknown } }> {
+  return (await client.ok('GET', 'jobs_progress', { job_id: jobId, progress: 2 })) as { Advance: number; Stat?: { Status_Name: string; Text: string; Explanation: string; Selection: unknown } };
+}
+
+export interface PartRow {
+  part: number;
+  stage: number;
+  status: number;
+  worker: string | null;
+  started_at: Date | null;
+  finished_at: Date | null;
+  cpu_seconds: number | null;
+  queued_at: Date;
+}
+
+/**
+ * Snapshots the job's job_parts rows every `everyMs` while it runs (the assembly deletes them), keeping each
+ * part's last state: which process ran it and when.
+ */
+export function watchParts(db: FaultDatabase, jobId: number, everyMs = 500): { stop(): Promise<Map<number, PartRow>> } {
+  const parts = new Map<number, PartRow>();
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      try {
+        const rows = await db.query<PartRow>('select part, stage, status, worker, started_at, finished_at, cpu_seconds, queued_at from job_parts where job_id = $1', [jobId]);
+        for (const r of rows) parts.set(r.part, r);
+      } catch {
+        // A snapshot missed is a snapshot missed; the next one reads the same rows.
+      }
+      await sleep(everyMs);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return parts;
+    },
+  };
+}
+
+/** The job's 'training.plan' and 'training.finish' log lines (the runner's own split of the job's time). */
+export async function jobLogs(db: FaultDatabase, jobId: number): Promise<{ procedure: string; text: string; pid: number }[]> {
+  return db.query<{ procedure: string; text: string; pid: number }>(
+    `select procedure, text, pid from logs where procedure in ('training.plan', 'training.finish', 'training.fail', 'training.recover', 'training.assemble') and text like $1 order by id`,
+    [`Job ${jobId} %`],
+  );
+}
+
+/**
+ * Where a job in parts spent its time, from the snapshots and the log: planning (upload answered -> first part
+ * queued), the global rounds (first round started -> last done), the groups of series (first started -> last
+ * done), the rest to Finished (assembly, output and records), and how many parts and CPU seconds each process ran.
+ */
+export function profile(uploadedAt: number, finishedAt: number, parts: Map<number, PartRow>, pids: Record<string, number>): string {
+  const all = [...parts.values()];
+  if (all.length === 0) return 'no parts seen (trained as one unit)';
+  const t = (d: Date | null) => (d ? d.getTime() : NaN);
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const queued = Math.min(...all.map((p) => t(p.queued_at)));
+  const rounds = all.filter((p) => p.stage === 1);
+  const groups = all.filter((p) => p.stage === 2);
+  const span = (ps: PartRow[]) => (ps.length === 0 ? '-' : `${s(Math.max(...ps.map((p) => t(p.finished_at))) - Math.min(...ps.map((p) => t(p.started_at))))}`);
+  const lastDone = Math.max(...all.map((p) => t(p.finished_at)));
+  const byWorker = new Map<string, { n: number; cpu: number }>();
+  for (const p of all) {
+    const pid = p.worker?.split(':')[1] ?? '?';
+    const name = Object.entries(pids).find(([, v]) => String(v) === pid)?.[0] ?? `pid ${pid}`;
+    const w = byWorker.get(name) ?? { n: 0, cpu: 0 };
+    w.n += 1;
+    w.cpu += p.cpu_seconds ?? 0;
+    byWorker.set(name, w);
+  }
+  const missing = all.filter((p) => p.finished_at === null).length;
+  return [
+    `planning ${s(queued - uploadedAt)}`,
+    `${rounds.length} global rounds ${span(rounds)}`,
+    `${groups.length} groups ${span(groups)}`,
+    `last part -> Finished ${s(finishedAt - lastDone)}`,
+    `parts by process: ${[...byWorker].map(([k, v]) => `${k} ${v.n} (${v.cpu.toFixed(1)} s CPU)`).join(', ')}`,
+    ...(missing > 0 ? [`${missing} parts not seen done`] : []),
+  ].join('; ');
+}

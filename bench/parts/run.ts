@@ -1,0 +1,320 @@
+/**
+ * Jobs in parts (issue 34): one panel job spread over every training thread of every process on the shared
+ * Postgres, and fair turns between users. Real service processes (test/faults/support.ts startApi/startWorker:
+ * `node --import tsx src/server.ts` and `src/worker.ts`) on a fresh database of the machine's Postgres per run,
+ * consumers registered and subscribed through the API, uploads as a browser sends them. Data: real series only,
+ * bench/forecast/panel-speed.ts monthlyPanel (vega-datasets' 35 monthly unemployment and employment series
+ * repeated with documented rotations and multipliers) and, for the small job, the first 200 months of
+ * vega-datasets' co2-concentration.csv (Mauna Loa, 1958-03 on; the last 12 empty).
+ *
+ * Cases (BENCH_PARTS_ONLY=fairness,speedup,scale; default all three):
+ *  1. fairness: one API process, WORKERS=1. User A uploads a panel of BENCH_PARTS_A_SERIES monthly series
+ *     (default 3,000: the 1,000-series panel finishes in under 30 s, 2,000 took 27.8 s at load 5), and 3 s after A's upload was answered user B
+ *     (another consumer with its own subscription) uploads the single co2 series. B's time is from its upload
+ *     answered to its job Finished (target <= 15 s while A's job runs); A's total from its upload answered. With
+ *     BENCH_B_DIR=<tree of another commit> (e.g. `git archive ecc8581 | tar -x -C /tmp/b34-ecc8581` and its
+ *     node_modules a symlink to this tree's) the same case runs once more on that tree's API (the claim order
+ *     before issue 34: jobs in id order, one job one unit).
+ *  2. speedup: a panel of BENCH_PARTS_SPEEDUP_SERIES (default 2,000) monthly series of 10 years; the wall from
+ *     the upload answered to Finished with the API alone (WORKERS=1) and with the API plus one `worker`
+ *     (WORKERS=1), alternated, BENCH_PARTS_ROUNDS rounds each (default 2), each on a fresh database and fresh
+ *     processes; each process's CPU seconds over the job (/proc/<pid>/stat utime + stime); the outputs (GET
+ *     /data output=1) of every run compared, same rows in the same order. Target: the pair >= 1.6x faster.
+ *  3. scale: 10,000 monthly series of 10 years (1,200,000 rows, about 30 MB: under the default MAX_UPLOAD_MB of
+ *     200, so no limit is raised) through the API plus one worker, default settings (TRAINING_MAX_ROWS=100000
+ *     cuts each series to its most recent max(24, 100000 / 10000) = 24 known rows); the wall, each process's
+ *     peak RSS (VmHWM, target <= 1 GB) and the longest time the job's Advance (GET /jobs_progress, polled every
+ *     second) stood still (target <= 10 s). BENCH_PARTS_SCALE_SERIES changes the count.
+ * Every case also prints where the job's time went: planning (upload answered -> its parts queued), the global
+ * rounds, the groups of series and the rest (assembly, output), with the parts each process ran, from job_parts
+ * snapshots every 0.5 s (the assembly deletes them) and the job's 'training.plan' / 'training.finish' log lines.
+ *
+ *   npm run bench parts                      or   npx tsx bench/parts/run.ts
+ *   BENCH_PARTS_ONLY=speedup                 only these cases (comma list)
+ *   BENCH_PARTS_ROUNDS=2                     speed-up rounds of each setting
+ *   BENCH_PARTS_A_SERIES=3000, BENCH_PARTS_SPEEDUP_SERIES=2000, BENCH_PARTS_SCALE_SERIES=10000
+ *   BENCH_B_DIR=/tmp/b34-ecc8581             fairness once more on that tree's API (optional)
+ *   BENCH_PARTS_TIME_LIMIT=1200              seconds a job may take before the run gives up on it
+ *   FAULTS_DATABASE_URL                      the Postgres server (default postgres://postgres@127.0.0.1:5432/test)
+ * Writes bench/.out/parts.md (and a copy named by the commit). Needs Postgres.
+ */
+import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createDatabase, killAll, newConsumer, newJob, type Client, type FaultDatabase } from '../../test/faults/support.js';
+import { DATA_DIR } from '../forecast/datasets.js';
+import { OUT } from '../forecast/panels-ours.js';
+import { uploadOf } from '../forecast/panels-data.js';
+import { monthlyPanel } from '../forecast/panel-speed.js';
+import { commitOf, fileTag } from '../forecast/panels.js';
+import { api, apiAt, cpuSeconds, csvOf, jobLogs, load, outputOf, peakRssMb, profile, progressOf, sleep, statusOf, uploadCsv, watchParts, worker } from './processes.js';
+
+const ONLY = process.env.BENCH_PARTS_ONLY?.split(',').filter(Boolean);
+const ROUNDS = Number(process.env.BENCH_PARTS_ROUNDS ?? 2);
+const A_SERIES = Number(process.env.BENCH_PARTS_A_SERIES ?? 3000);
+const SPEEDUP_SERIES = Number(process.env.BENCH_PARTS_SPEEDUP_SERIES ?? 2000);
+const SCALE_SERIES = Number(process.env.BENCH_PARTS_SCALE_SERIES ?? 10_000);
+const B_DIR = process.env.BENCH_B_DIR;
+const LIMIT_MS = Number(process.env.BENCH_PARTS_TIME_LIMIT ?? 1200) * 1000;
+const ENDED = [3, 4, 5];
+const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/** B's job: the first 200 months of the Mauna Loa CO2 series (1958-03 to 1974-10), the last 12 to forecast. */
+function co2Csv(): string {
+  const [, ...lines] = readFileSync(join(DATA_DIR, 'co2-concentration.csv'), 'utf8').trim().split('\n');
+  const rows = lines.slice(0, 200).map((line, i) => {
+    const [date, co2] = line.split(',');
+    const [year, month] = date!.split('-');
+    return `${Number(year)},${Number(month)},${i >= 188 ? '' : co2}`;
+  });
+  return `year,month,co2\n${rows.join('\n')}\n`;
+}
+
+const monthlyCsv = (series: number) => csvOf(uploadOf(monthlyPanel(series)));
+
+interface Lines {
+  table: string[];
+  notes: string[];
+}
+
+function log(lines: Lines, line: string, note = false) {
+  (note ? lines.notes : lines.table).push(line);
+  console.log(line);
+}
+
+/** Polls the jobs' statuses every `everyMs` until all ended; answers when each ended (ms since epoch) and its status. */
+async function waitEnded(client: Map<number, Client>, everyMs: number, onTick?: (ended: Map<number, { at: number; status: number }>) => void): Promise<Map<number, { at: number; status: number }>> {
+  const ended = new Map<number, { at: number; status: number }>();
+  const started = Date.now();
+  while (ended.size < client.size) {
+    for (const [jobId, c] of client) {
+      if (ended.has(jobId)) continue;
+      const status = await statusOf(c, jobId);
+      if (ENDED.includes(status)) ended.set(jobId, { at: Date.now(), status });
+    }
+    onTick?.(ended);
+    if (Date.now() - started > LIMIT_MS) throw new Error(`jobs ${[...client.keys()].join(', ')} not ended after ${LIMIT_MS / 1000} s`);
+    await sleep(everyMs);
+  }
+  return ended;
+}
+
+// ---------- 1. fairness ----------
+
+async function fairnessRun(lines: Lines, label: string, root: string | undefined) {
+  const db = await createDatabase();
+  try {
+    const service = root ? await apiAt(root, db) : await api(db);
+    try {
+      const [alice, bob] = await Promise.all([newConsumer(service.baseUrl), newConsumer(service.baseUrl)]);
+      const csvA = monthlyCsv(A_SERIES);
+      const csvB = co2Csv();
+      const jobA = await newJob(alice);
+      const jobB = await newJob(bob);
+      const watcher = watchParts(db, jobA);
+      const loadBefore = load();
+      await uploadCsv(alice, jobA, csvA);
+      const aUploaded = Date.now();
+      await sleep(3000);
+      await uploadCsv(bob, jobB, csvB);
+      const bUploaded = Date.now();
+      let aStatusWhenBEnded = -1;
+      const ended = await waitEnded(
+        new Map([
+          [jobA, alice],
+          [jobB, bob],
+        ]),
+        200,
+        (e) => {
+          if (aStatusWhenBEnded === -1 && e.has(jobB)) aStatusWhenBEnded = e.get(jobA)?.status ?? 2;
+        },
+      );
+      const parts = await watcher.stop();
+      const a = ended.get(jobA)!;
+      const b = ended.get(jobB)!;
+      const bMs = b.at - bUploaded;
+      const aRunning = aStatusWhenBEnded === 2 || aStatusWhenBEnded === 1;
+      const met = b.status === 3 && bMs <= 15_000 && aRunning;
+      log(
+        lines,
+        `| fairness, ${label} | 1 API, WORKERS=1; A ${A_SERIES.toLocaleString('en-US')} monthly series (${csvA.split('\n').length - 2} rows), B 200 rows of co2 3 s later | B ${s(bMs)} upload -> Finished (status ${b.status}); A ${aRunning ? 'still running' : `already ended (status ${aStatusWhenBEnded})`} then; A ${s(a.at - aUploaded)} (status ${a.status}) | B <= 15 s while A runs | ${met ? 'yes' : 'NO'} | ${loadBefore} -> ${load()} |`,
+      );
+      const logs = await jobLogs(db, jobA).catch(() => []);
+      log(lines, `- fairness ${label}, A's job: ${profile(aUploaded, a.at, parts, { api: service.pid })}; log: ${logs.map((l) => `${l.procedure}: ${l.text}`).join(' | ') || '-'}`, true);
+    } finally {
+      await service.stop();
+    }
+  } finally {
+    await db.drop();
+  }
+}
+
+async function fairness(lines: Lines) {
+  await fairnessRun(lines, 'this code', undefined);
+  if (B_DIR) await fairnessRun(lines, `code of ${B_DIR}`, B_DIR);
+}
+
+// ---------- 2. speedup ----------
+
+interface SpeedRun {
+  mode: 'alone' | 'pair';
+  wallMs: number;
+  cpu: Record<string, number>;
+  output: string;
+  rows: number;
+  load: string;
+}
+
+async function speedRun(lines: Lines, mode: 'alone' | 'pair', csv: string): Promise<SpeedRun> {
+  const db: FaultDatabase = await createDatabase();
+  try {
+    const apiProcess = await api(db);
+    const workerProcess = mode === 'pair' ? await worker(db) : undefined;
+    try {
+      const client = await newConsumer(apiProcess.baseUrl);
+      const jobId = await newJob(client);
+      const watcher = watchParts(db, jobId);
+      const pids: Record<string, number> = { api: apiProcess.pid, ...(workerProcess ? { worker: workerProcess.pid } : {}) };
+      const loadBefore = load();
+      await uploadCsv(client, jobId, csv);
+      const uploaded = Date.now();
+      const cpuBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
+      const ended = (await waitEnded(new Map([[jobId, client]]), 200)).get(jobId)!;
+      const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid) - cpuBefore[k]!]));
+      const parts = await watcher.stop();
+      if (ended.status !== 3) throw new Error(`speedup ${mode}: job ended with status ${ended.status}`);
+      const output = await outputOf(client, jobId);
+      const run: SpeedRun = { mode, wallMs: ended.at - uploaded, cpu, output: JSON.stringify(output), rows: output.length, load: `${loadBefore} -> ${load()}` };
+      const logs = await jobLogs(db, jobId);
+      log(lines, `- speedup ${mode}: ${s(run.wallMs)}; ${profile(uploaded, ended.at, parts, pids)}; log: ${logs.map((l) => `${l.procedure}: ${l.text}`).join(' | ')}`, true);
+      return run;
+    } finally {
+      await workerProcess?.stop();
+      await apiProcess.stop();
+    }
+  } finally {
+    await db.drop();
+  }
+}
+
+async function speedup(lines: Lines) {
+  const csv = monthlyCsv(SPEEDUP_SERIES);
+  const rowCount = csv.split('\n').length - 2;
+  const runs: SpeedRun[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const mode of ['alone', 'pair'] as const) {
+      const run = await speedRun(lines, mode, csv);
+      runs.push(run);
+      const cpu = Object.entries(run.cpu)
+        .map(([k, v]) => `${k} ${v.toFixed(1)} s`)
+        .join(', ');
+      log(lines, `| speedup round ${round + 1}, ${mode === 'alone' ? 'API alone' : 'API + 1 worker'} | ${SPEEDUP_SERIES.toLocaleString('en-US')} monthly series (${rowCount} rows), WORKERS=1 each | ${s(run.wallMs)}; CPU over the job: ${cpu}; ${run.rows} output rows | - | - | ${run.load} |`);
+    }
+  }
+  const mean = (mode: string) => {
+    const walls = runs.filter((r) => r.mode === mode).map((r) => r.wallMs);
+    return walls.reduce((a, b) => a + b, 0) / walls.length;
+  };
+  const ratio = mean('alone') / mean('pair');
+  const identical = runs.every((r) => r.output === runs[0]!.output);
+  log(lines, `| speedup | mean of ${ROUNDS} rounds each | alone ${s(mean('alone'))}, pair ${s(mean('pair'))}: ${ratio.toFixed(2)}x; outputs ${identical ? `identical (${runs[0]!.rows} rows, same order) in all ${runs.length} runs` : 'DIFFER'} | >= 1.6x, same output | ${ratio >= 1.6 && identical ? 'yes' : 'NO'} | ${load()} |`);
+}
+
+// ---------- 3. scale ----------
+
+async function scale(lines: Lines) {
+  const csv = monthlyCsv(SCALE_SERIES);
+  const rowCount = csv.split('\n').length - 2;
+  const db = await createDatabase();
+  try {
+    const apiProcess = await api(db);
+    const workerProcess = await worker(db);
+    try {
+      const client = await newConsumer(apiProcess.baseUrl);
+      const jobId = await newJob(client);
+      const watcher = watchParts(db, jobId, 1000);
+      const pids = { api: apiProcess.pid, worker: workerProcess.pid };
+      const loadBefore = load();
+      const posted = Date.now();
+      await uploadCsv(client, jobId, csv);
+      const uploaded = Date.now();
+      // Advance every second: the longest time it stood still, and where.
+      const changes: { at: number; advance: number }[] = [];
+      let last: number | undefined;
+      let status = 0;
+      const rss = { api: 0, worker: 0 };
+      while (!ENDED.includes(status)) {
+        const tick = Date.now();
+        const advance = (await progressOf(client, jobId)).Advance;
+        if (advance !== last) changes.push({ at: tick, advance });
+        last = advance;
+        status = await statusOf(client, jobId);
+        rss.api = peakRssMb(apiProcess.pid);
+        rss.worker = peakRssMb(workerProcess.pid);
+        if (tick - uploaded > LIMIT_MS) throw new Error(`scale: job not ended after ${LIMIT_MS / 1000} s`);
+        await sleep(Math.max(0, 1000 - (Date.now() - tick)));
+      }
+      const finished = Date.now();
+      changes.push({ at: finished, advance: 100 });
+      let gap = 0;
+      let gapAt = '';
+      for (let i = 1; i < changes.length; i++) {
+        const g = changes[i]!.at - changes[i - 1]!.at;
+        if (g > gap) {
+          gap = g;
+          gapAt = `from ${changes[i - 1]!.advance}% at ${s(changes[i - 1]!.at - uploaded)} to ${changes[i]!.advance}%`;
+        }
+      }
+      const parts = await watcher.stop();
+      const progress = await progressOf(client, jobId);
+      const stat = progress.Stat;
+      const maxRss = Math.max(rss.api, rss.worker);
+      const met = status === 3 && maxRss <= 1024 && gap <= 10_000;
+      log(
+        lines,
+        `| scale | API + 1 worker, WORKERS=1 each, defaults; ${SCALE_SERIES.toLocaleString('en-US')} monthly series (${rowCount} rows, ${(csv.length / 1e6).toFixed(1)} MB) | status ${status} after ${s(finished - uploaded)} (upload request ${s(uploaded - posted)}); peak RSS API ${rss.api.toFixed(0)} MB, worker ${rss.worker.toFixed(0)} MB; Advance still at most ${s(gap)} (${gapAt}), ${changes.length - 1} changes | finishes, <= 1 GB each, moves every <= 10 s | ${met ? 'yes' : 'NO'} | ${loadBefore} -> ${load()} |`,
+      );
+      const logs = await jobLogs(db, jobId);
+      log(lines, `- scale: ${profile(uploaded, finished, parts, pids)}; log: ${logs.map((l) => `${l.procedure}: ${l.text}`).join(' | ')}`, true);
+      log(lines, `- scale status record (${stat?.Status_Name ?? '?'}): ${stat?.Text ?? '-'}`, true);
+      log(lines, `- scale Advance changes (s after upload: %): ${changes.map((c) => `${((c.at - uploaded) / 1000).toFixed(0)}:${c.advance}`).join(' ')}`, true);
+    } finally {
+      await workerProcess.stop();
+      await apiProcess.stop();
+    }
+  } finally {
+    await db.drop();
+  }
+}
+
+export async function benchParts() {
+  mkdirSync(OUT, { recursive: true });
+  const commit = commitOf();
+  const started = new Date().toISOString();
+  const lines: Lines = { table: ['| case | setup | figures | target | met | load (1 min, before -> after) |', '|---|---|---|---|---|---|'], notes: [] };
+  console.log(`parts: commit ${commit}, load ${load()}`);
+  const cases: [string, (l: Lines) => Promise<void>][] = [
+    ['fairness', fairness],
+    ['speedup', speedup],
+    ['scale', scale],
+  ];
+  try {
+    for (const [name, run] of cases.filter(([name]) => !ONLY || ONLY.includes(name))) {
+      try {
+        await run(lines);
+      } catch (error) {
+        log(lines, `| ${name} | - | failed: ${(error as Error).message.slice(0, 300).replace(/\n/g, ' ')} | - | NO | ${load()} |`);
+      }
+    }
+  } finally {
+    await killAll();
+  }
+  const header = `Jobs in parts: ${started}, commit ${commit}, load at the end ${load()} (2 cores).`;
+  const markdown = [header, '', ...lines.table, '', ...lines.notes].join('\n');
+  writeFileSync(join(OUT, 'parts.md'), `${markdown}\n`);
+  writeFileSync(join(OUT, `parts-${fileTag(commit)}.md`), `${markdown}\n`);
+  console.log(`\n${markdown}`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await benchParts();
+}
