@@ -129,20 +129,30 @@ export interface PartRow {
   finished_at: Date | null;
   cpu_seconds: number | null;
   queued_at: Date;
+  task_bytes: number;
+  outcome_bytes: number | null;
 }
 
 /**
  * Snapshots the job's job_parts rows every `everyMs` while it runs (the assembly deletes them), keeping each
  * part's last state: which process ran it and when.
  */
-export function watchParts(db: FaultDatabase, jobId: number, everyMs = 500): { stop(): Promise<Map<number, PartRow>> } {
+export function watchParts(db: FaultDatabase, jobId: number, everyMs = 500): { stop(): Promise<Map<number, PartRow>>; planned(): string } {
   const parts = new Map<number, PartRow>();
   let running = true;
+  let planned = '';
+  let plan = '';
   const loop = (async () => {
     while (running) {
       try {
-        const rows = await db.query<PartRow>('select part, stage, status, worker, started_at, finished_at, cpu_seconds, queued_at from job_parts where job_id = $1', [jobId]);
+        const rows = await db.query<PartRow>('select part, stage, status, worker, started_at, finished_at, cpu_seconds, queued_at, octet_length(task) as task_bytes, octet_length(outcome) as outcome_bytes from job_parts where job_id = $1', [jobId]);
         for (const r of rows) parts.set(r.part, r);
+        // The planning thread's own time, in the status record until the assembly rewrites it.
+        if (!plan) {
+          const row = (await db.query<{ plan: number; global: number | null }>('select octet_length(plan) as plan, octet_length(global) as global from job_plans where job_id = $1', [jobId]))[0];
+          if (row) plan = `stored plan ${(row.plan / 1e6).toFixed(1)} MB, global task ${((row.global ?? 0) / 1e6).toFixed(1)} MB`;
+        }
+        if (!planned) planned = (await db.query<{ text: string }>(`select text from stat_records where job_id = $1 and text like 'planned in%' limit 1`, [jobId]))[0]?.text ?? '';
       } catch {
         // A snapshot missed is a snapshot missed; the next one reads the same rows.
       }
@@ -155,6 +165,7 @@ export function watchParts(db: FaultDatabase, jobId: number, everyMs = 500): { s
       await loop;
       return parts;
     },
+    planned: () => [planned, plan].filter(Boolean).join('; '),
   };
 }
 
@@ -191,11 +202,17 @@ export function profile(uploadedAt: number, finishedAt: number, parts: Map<numbe
     byWorker.set(name, w);
   }
   const missing = all.filter((p) => p.finished_at === null).length;
+  // Each group's wall against its thread's CPU: a wall well above the CPU is a thread waiting for a core.
+  const groupWall = groups.reduce((a, p) => a + (t(p.finished_at) - t(p.started_at)), 0) / 1000;
+  const groupCpu = groups.reduce((a, p) => a + (p.cpu_seconds ?? 0), 0);
+  const mb = (ps: PartRow[], f: (p: PartRow) => number) => `${(ps.reduce((a, p) => a + f(p), 0) / 1e6).toFixed(1)} MB`;
+  const sizes = `tasks ${mb(groups, (p) => Number(p.task_bytes))}, round answers ${mb(rounds, (p) => Number(p.outcome_bytes ?? 0))} (read by every group), group answers ${mb(groups, (p) => Number(p.outcome_bytes ?? 0))}`;
   return [
     `planning ${s(queued - uploadedAt)}`,
     `${rounds.length} global rounds ${span(rounds)}`,
-    `${groups.length} groups ${span(groups)}`,
+    `${groups.length} groups ${span(groups)} (their walls sum to ${groupWall.toFixed(1)} s for ${groupCpu.toFixed(1)} s of CPU)`,
     `last part -> Finished ${s(finishedAt - lastDone)}`,
+    sizes,
     `parts by process: ${[...byWorker].map(([k, v]) => `${k} ${v.n} (${v.cpu.toFixed(1)} s CPU)`).join(', ')}`,
     ...(missing > 0 ? [`${missing} parts not seen done`] : []),
   ].join('; ');

@@ -9,7 +9,8 @@
  *
  * Cases (BENCH_PARTS_ONLY=fairness,speedup,scale; default all three):
  *  1. fairness: one API process, WORKERS=1. User A uploads a panel of BENCH_PARTS_A_SERIES monthly series
- *     (default 3,000: the 1,000-series panel finishes in under 30 s, 2,000 took 27.8 s at load 5), and 3 s after A's upload was answered user B
+ *     (default 2,000: the 1,000-series panel finishes in under 30 s; 3,000 fail, the planning thread out of its
+ *     512 MB heap, on this code and before issue 34), and 3 s after A's upload was answered user B
  *     (another consumer with its own subscription) uploads the single co2 series. B's time is from its upload
  *     answered to its job Finished (target <= 15 s while A's job runs); A's total from its upload answered. With
  *     BENCH_B_DIR=<tree of another commit> (e.g. `git archive ecc8581 | tar -x -C /tmp/b34-ecc8581` and its
@@ -20,11 +21,13 @@
  *     (WORKERS=1), alternated, BENCH_PARTS_ROUNDS rounds each (default 2), each on a fresh database and fresh
  *     processes; each process's CPU seconds over the job (/proc/<pid>/stat utime + stime); the outputs (GET
  *     /data output=1) of every run compared, same rows in the same order. Target: the pair >= 1.6x faster.
- *  3. scale: 10,000 monthly series of 10 years (1,200,000 rows, about 30 MB: under the default MAX_UPLOAD_MB of
+ *  3. scale: 10,000 monthly series of 10 years (1,200,000 rows, 42.6 MB: under the default MAX_UPLOAD_MB of
  *     200, so no limit is raised) through the API plus one worker, default settings (TRAINING_MAX_ROWS=100000
  *     cuts each series to its most recent max(24, 100000 / 10000) = 24 known rows); the wall, each process's
  *     peak RSS (VmHWM, target <= 1 GB) and the longest time the job's Advance (GET /jobs_progress, polled every
- *     second) stood still (target <= 10 s). BENCH_PARTS_SCALE_SERIES changes the count.
+ *     second) stood still (target <= 10 s). BENCH_PARTS_SCALE_SERIES changes the count, BENCH_PARTS_SCALE_ENV
+ *     (`TRAINING_MEMORY_MB=1536,...`) sets the two processes' settings: with the defaults the job is refused
+ *     (the planning thread holds all 1.2M rows: 516 MB estimated against 512 MB).
  * Every case also prints where the job's time went: planning (upload answered -> its parts queued), the global
  * rounds, the groups of series and the rest (assembly, output), with the parts each process ran, from job_parts
  * snapshots every 0.5 s (the assembly deletes them) and the job's 'training.plan' / 'training.finish' log lines.
@@ -32,8 +35,9 @@
  *   npm run bench parts                      or   npx tsx bench/parts/run.ts
  *   BENCH_PARTS_ONLY=speedup                 only these cases (comma list)
  *   BENCH_PARTS_ROUNDS=2                     speed-up rounds of each setting
- *   BENCH_PARTS_A_SERIES=3000, BENCH_PARTS_SPEEDUP_SERIES=2000, BENCH_PARTS_SCALE_SERIES=10000
+ *   BENCH_PARTS_A_SERIES=2000, BENCH_PARTS_SPEEDUP_SERIES=2000, BENCH_PARTS_SCALE_SERIES=10000
  *   BENCH_B_DIR=/tmp/b34-ecc8581             fairness once more on that tree's API (optional)
+ *   BENCH_PARTS_SCALE_ENV=TRAINING_MEMORY_MB=1536   the scale case's processes' settings
  *   BENCH_PARTS_TIME_LIMIT=1200              seconds a job may take before the run gives up on it
  *   FAULTS_DATABASE_URL                      the Postgres server (default postgres://postgres@127.0.0.1:5432/test)
  * Writes bench/.out/parts.md (and a copy named by the commit). Needs Postgres.
@@ -50,10 +54,17 @@ import { api, apiAt, cpuSeconds, csvOf, jobLogs, load, outputOf, peakRssMb, prof
 
 const ONLY = process.env.BENCH_PARTS_ONLY?.split(',').filter(Boolean);
 const ROUNDS = Number(process.env.BENCH_PARTS_ROUNDS ?? 2);
-const A_SERIES = Number(process.env.BENCH_PARTS_A_SERIES ?? 3000);
+const A_SERIES = Number(process.env.BENCH_PARTS_A_SERIES ?? 2000);
 const SPEEDUP_SERIES = Number(process.env.BENCH_PARTS_SPEEDUP_SERIES ?? 2000);
 const SCALE_SERIES = Number(process.env.BENCH_PARTS_SCALE_SERIES ?? 10_000);
 const B_DIR = process.env.BENCH_B_DIR;
+/** Extra settings of the scale case's two processes, `NAME=value,NAME=value` (default none: the defaults). */
+const SCALE_ENV = Object.fromEntries(
+  (process.env.BENCH_PARTS_SCALE_ENV ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((kv) => kv.split('=') as [string, string]),
+);
 const LIMIT_MS = Number(process.env.BENCH_PARTS_TIME_LIMIT ?? 1200) * 1000;
 const ENDED = [3, 4, 5];
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -139,7 +150,7 @@ async function fairnessRun(lines: Lines, label: string, root: string | undefined
         `| fairness, ${label} | 1 API, WORKERS=1; A ${A_SERIES.toLocaleString('en-US')} monthly series (${csvA.split('\n').length - 2} rows), B 200 rows of co2 3 s later | B ${s(bMs)} upload -> Finished (status ${b.status}); A ${aRunning ? 'still running' : `already ended (status ${aStatusWhenBEnded})`} then; A ${s(a.at - aUploaded)} (status ${a.status}) | B <= 15 s while A runs | ${met ? 'yes' : 'NO'} | ${loadBefore} -> ${load()} |`,
       );
       const logs = await jobLogs(db, jobA).catch(() => []);
-      log(lines, `- fairness ${label}, A's job: ${profile(aUploaded, a.at, parts, { api: service.pid })}; log: ${logs.map((l) => `${l.procedure}: ${l.text}`).join(' | ') || '-'}`, true);
+      log(lines, `- fairness ${label}, A's job: ${profile(aUploaded, a.at, parts, { api: service.pid })}; ${watcher.planned()}; log: ${logs.map((l) => `${l.procedure}: ${l.text}`).join(' | ') || '-'}`, true);
     } finally {
       await service.stop();
     }
@@ -185,7 +196,7 @@ async function speedRun(lines: Lines, mode: 'alone' | 'pair', csv: string): Prom
       const output = await outputOf(client, jobId);
       const run: SpeedRun = { mode, wallMs: ended.at - uploaded, cpu, output: JSON.stringify(output), rows: output.length, load: `${loadBefore} -> ${load()}` };
       const logs = await jobLogs(db, jobId);
-      log(lines, `- speedup ${mode}: ${s(run.wallMs)}; ${profile(uploaded, ended.at, parts, pids)}; log: ${logs.map((l) => `${l.procedure}: ${l.text}`).join(' | ')}`, true);
+      log(lines, `- speedup ${mode}: ${s(run.wallMs)}; ${profile(uploaded, ended.at, parts, pids)}; ${watcher.planned()}; log: ${logs.map((l) => `${l.procedure}: ${l.text}`).join(' | ')}`, true);
       return run;
     } finally {
       await workerProcess?.stop();
@@ -226,8 +237,8 @@ async function scale(lines: Lines) {
   const rowCount = csv.split('\n').length - 2;
   const db = await createDatabase();
   try {
-    const apiProcess = await api(db);
-    const workerProcess = await worker(db);
+    const apiProcess = await api(db, SCALE_ENV);
+    const workerProcess = await worker(db, SCALE_ENV);
     try {
       const client = await newConsumer(apiProcess.baseUrl);
       const jobId = await newJob(client);
@@ -271,10 +282,10 @@ async function scale(lines: Lines) {
       const met = status === 3 && maxRss <= 1024 && gap <= 10_000;
       log(
         lines,
-        `| scale | API + 1 worker, WORKERS=1 each, defaults; ${SCALE_SERIES.toLocaleString('en-US')} monthly series (${rowCount} rows, ${(csv.length / 1e6).toFixed(1)} MB) | status ${status} after ${s(finished - uploaded)} (upload request ${s(uploaded - posted)}); peak RSS API ${rss.api.toFixed(0)} MB, worker ${rss.worker.toFixed(0)} MB; Advance still at most ${s(gap)} (${gapAt}), ${changes.length - 1} changes | finishes, <= 1 GB each, moves every <= 10 s | ${met ? 'yes' : 'NO'} | ${loadBefore} -> ${load()} |`,
+        `| scale | API + 1 worker, WORKERS=1 each, ${Object.keys(SCALE_ENV).length > 0 ? Object.entries(SCALE_ENV).map(([k, v]) => `${k}=${v}`).join(', ') : 'defaults'}; ${SCALE_SERIES.toLocaleString('en-US')} monthly series (${rowCount} rows, ${(csv.length / 1e6).toFixed(1)} MB) | status ${status} after ${s(finished - uploaded)} (upload request ${s(uploaded - posted)}); peak RSS API ${rss.api.toFixed(0)} MB, worker ${rss.worker.toFixed(0)} MB; Advance still at most ${s(gap)} (${gapAt}), ${changes.length - 1} changes | finishes, <= 1 GB each, moves every <= 10 s | ${met ? 'yes' : 'NO'} | ${loadBefore} -> ${load()} |`,
       );
       const logs = await jobLogs(db, jobId);
-      log(lines, `- scale: ${profile(uploaded, finished, parts, pids)}; log: ${logs.map((l) => `${l.procedure}: ${l.text}`).join(' | ')}`, true);
+      log(lines, `- scale: ${profile(uploaded, finished, parts, pids)}; ${watcher.planned()}; log: ${logs.map((l) => `${l.procedure}: ${l.text}`).join(' | ')}`, true);
       log(lines, `- scale status record (${stat?.Status_Name ?? '?'}): ${stat?.Text ?? '-'}`, true);
       log(lines, `- scale Advance changes (s after upload: %): ${changes.map((c) => `${((c.at - uploaded) / 1000).toFixed(0)}:${c.advance}`).join(' ')}`, true);
     } finally {
