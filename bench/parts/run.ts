@@ -20,7 +20,8 @@
  *     the upload answered to Finished with the API alone (WORKERS=1) and with the API plus one `worker`
  *     (WORKERS=1), alternated, BENCH_PARTS_ROUNDS rounds each (default 2), each on a fresh database and fresh
  *     processes; each process's CPU seconds over the job (/proc/<pid>/stat utime + stime); the outputs (GET
- *     /data output=1) of every run compared, same rows in the same order. Target: the pair >= 1.6x faster.
+ *     /data output=1) of every run compared, same rows in the same order. Target: the pair >= 1.6x faster. With
+ *     BENCH_B_DIR each round also runs that tree's API alone (the code before issue 34: one job, one unit).
  *  3. scale: 10,000 monthly series of 10 years (1,200,000 rows, 42.6 MB: under the default MAX_UPLOAD_MB of
  *     200, so no limit is raised) through the API plus one worker, default settings (TRAINING_MAX_ROWS=100000
  *     cuts each series to its most recent max(24, 100000 / 10000) = 24 known rows); the wall, each process's
@@ -166,8 +167,11 @@ async function fairness(lines: Lines) {
 
 // ---------- 2. speedup ----------
 
+type SpeedMode = 'alone' | 'pair' | 'before';
+const MODE_LABEL: Record<SpeedMode, string> = { alone: 'API alone', pair: 'API + 1 worker', before: `API alone, code of ${B_DIR ?? '-'}` };
+
 interface SpeedRun {
-  mode: 'alone' | 'pair';
+  mode: SpeedMode;
   wallMs: number;
   cpu: Record<string, number>;
   output: string;
@@ -175,10 +179,10 @@ interface SpeedRun {
   load: string;
 }
 
-async function speedRun(lines: Lines, mode: 'alone' | 'pair', csv: string): Promise<SpeedRun> {
+async function speedRun(lines: Lines, mode: SpeedMode, csv: string): Promise<SpeedRun> {
   const db: FaultDatabase = await createDatabase();
   try {
-    const apiProcess = await api(db);
+    const apiProcess = mode === 'before' ? await apiAt(B_DIR!, db) : await api(db);
     const workerProcess = mode === 'pair' ? await worker(db) : undefined;
     try {
       const client = await newConsumer(apiProcess.baseUrl);
@@ -212,13 +216,13 @@ async function speedup(lines: Lines) {
   const rowCount = csv.split('\n').length - 2;
   const runs: SpeedRun[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    for (const mode of ['alone', 'pair'] as const) {
+    for (const mode of B_DIR ? (['alone', 'pair', 'before'] as const) : (['alone', 'pair'] as const)) {
       const run = await speedRun(lines, mode, csv);
       runs.push(run);
       const cpu = Object.entries(run.cpu)
         .map(([k, v]) => `${k} ${v.toFixed(1)} s`)
         .join(', ');
-      log(lines, `| speedup round ${round + 1}, ${mode === 'alone' ? 'API alone' : 'API + 1 worker'} | ${SPEEDUP_SERIES.toLocaleString('en-US')} monthly series (${rowCount} rows), WORKERS=1 each | ${s(run.wallMs)}; CPU over the job: ${cpu}; ${run.rows} output rows | - | - | ${run.load} |`);
+      log(lines, `| speedup round ${round + 1}, ${MODE_LABEL[mode]} | ${SPEEDUP_SERIES.toLocaleString('en-US')} monthly series (${rowCount} rows), WORKERS=1 each | ${s(run.wallMs)}; CPU over the job: ${cpu}; ${run.rows} output rows | - | - | ${run.load} |`);
     }
   }
   const mean = (mode: string) => {
@@ -226,8 +230,11 @@ async function speedup(lines: Lines) {
     return walls.reduce((a, b) => a + b, 0) / walls.length;
   };
   const ratio = mean('alone') / mean('pair');
-  const identical = runs.every((r) => r.output === runs[0]!.output);
-  log(lines, `| speedup | mean of ${ROUNDS} rounds each | alone ${s(mean('alone'))}, pair ${s(mean('pair'))}: ${ratio.toFixed(2)}x; outputs ${identical ? `identical (${runs[0]!.rows} rows, same order) in all ${runs.length} runs` : 'DIFFER'} | >= 1.6x, same output | ${ratio >= 1.6 && identical ? 'yes' : 'NO'} | ${load()} |`);
+  const ours = runs.filter((r) => r.mode !== 'before');
+  const identical = ours.every((r) => r.output === ours[0]!.output);
+  const before = runs.filter((r) => r.mode === 'before');
+  const beforeNote = before.length === 0 ? '' : `; before issue 34 (API alone) ${s(mean('before'))}, output ${before.every((r) => r.output === ours[0]!.output) ? 'identical to ours' : 'differs from ours'}`;
+  log(lines, `| speedup | mean of ${ROUNDS} rounds each | alone ${s(mean('alone'))}, pair ${s(mean('pair'))}: ${ratio.toFixed(2)}x; outputs ${identical ? `identical (${ours[0]!.rows} rows, same order) in all ${ours.length} runs of this code` : 'DIFFER'}${beforeNote} | >= 1.6x, same output | ${ratio >= 1.6 && identical ? 'yes' : 'NO'} | ${load()} |`);
 }
 
 // ---------- 3. scale ----------
