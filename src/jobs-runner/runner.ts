@@ -290,20 +290,30 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
         if (global === null) throw new AbortedElsewhere();
         task = { kind: 'round', global, round: Number(unit.task) };
       } else task = { kind: 'series', part: unit.task, rounds: await parts.roundOutcomes(unit.jobId) };
-      const ran = await deps.pool.runUnit(task, { signal: controller.signal, onThreadMemory: (bytes) => (peakThreadBytes = Math.max(peakThreadBytes, bytes)) });
-      await parts.completePart(unit.jobId, unit.part, workerId, { outcome: ran.outcome ?? 'null', cpuSeconds: ran.cpuSeconds, peakBytes: peakThreadBytes });
+      const ran = await deps.pool.runUnit(task, { signal: controller.signal, onThreadMemory: (bytes) => (peakThreadBytes = Math.max(peakThreadBytes, bytes)) }).catch((error: unknown) => {
+        throw new PartFailed(error);
+      });
+      const stored = await withRetries(() => parts.completePart(unit.jobId, unit.part, workerId, { outcome: ran.outcome ?? 'null', cpuSeconds: ran.cpuSeconds, peakBytes: peakThreadBytes }));
+      if (!stored) throw new AbortedElsewhere();
     } catch (error) {
       if (stopping) {
         await parts.handBackPart(unit.jobId, unit.part, workerId).catch(() => undefined);
         return;
       }
       // Aborted: the abort closed the job's records; taken away: another process runs the part now.
-      if (controller.signal.aborted || error instanceof AbortedElsewhere) return;
-      const reason = isTrainingError(error) || error instanceof Error ? error.message : String(error);
-      const failed = await parts.failJob(unit.jobId, reason);
+      if (controller.signal.aborted || error instanceof AbortedElsewhere) {
+        await deps.events
+          .record({ type: 2, procedure: 'training.abort', text: `Job ${unit.jobId}: part ${unit.part} stopped on ${workerId} (its job was aborted, or the part went to another process)`, host, pid: process.pid })
+          .catch(() => undefined);
+        return;
+      }
+      // The database failed under it: the part stops beating, so after the heartbeat bound any process runs it again.
+      if (!(error instanceof PartFailed)) return;
+      const reason = isTrainingError(error.cause) || error.cause instanceof Error ? error.cause.message : String(error.cause);
+      const failed = await parts.failJob(unit.jobId, reason).catch(() => undefined);
       if (failed) {
         deps.observe?.('failed', 0);
-        await deps.events.record({ type: 4, procedure: 'training.fail', text: `Job ${unit.jobId} failed in part ${unit.part}: ${reason}`, host, pid: process.pid, userId: failed.userId });
+        await deps.events.record({ type: 4, procedure: 'training.fail', text: `Job ${unit.jobId} failed in part ${unit.part}: ${reason}`, host, pid: process.pid, userId: failed.userId }).catch(() => undefined);
       }
     } finally {
       clearInterval(beat);
@@ -362,7 +372,9 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     while (!stopping && running.size < options.concurrency) {
       const unit: ClaimedUnit | undefined = deps.parts ? await deps.parts.claimNext(workerId) : await deps.queue.claimNext(workerId).then((job) => (job ? { kind: 'job' as const, job } : undefined));
       if (!unit) return;
-      const task = (unit.kind === 'job' ? runJob(unit.job) : unit.kind === 'part' ? runPart(unit) : runAssembly(unit.jobId)).finally(() => {
+      const run = unit.kind === 'job' ? runJob(unit.job) : unit.kind === 'part' ? runPart(unit) : runAssembly(unit.jobId);
+      // A unit's own failure is recorded where it happens; what escapes (the database gone while it ended) must not end the process.
+      const task = run.catch(() => undefined).finally(() => {
         active.delete(task);
         schedule(0);
       });
@@ -419,6 +431,25 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
 }
 
 class AbortedElsewhere extends Error {}
+
+/** A part's training itself failed (its thread answered an error), as against the database around it. */
+class PartFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super('part failed', { cause });
+  }
+}
+
+/** A write that must not be lost to a short database outage: three tries, a second apart. */
+async function withRetries<T>(write: () => Promise<T>, tries = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (attempt >= tries) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
 
 /** How the training set was cut, for the run's status record. */
 function describeSet(set: TrainingSetReport): string {

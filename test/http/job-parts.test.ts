@@ -5,36 +5,16 @@
  * vega-datasets' unemployment by industry. Parts are made small (TRAINING_PART_UNITS of 100) so a 14-series
  * panel is cut into many.
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTrainingRunner } from '../../src/jobs-runner/wiring.js';
 import { forecastJobs, type Row } from '../support/forecast-jobs.js';
 import { CURRENT, OLDER, createTestContext, form, type TestContext, type TestUser } from '../support/helper.js';
+import { industries, industryNames } from '../support/industries.js';
 
 const TZ = 'UTC';
 const ENGINE_TIMEOUT = 240_000;
-const DATA_DIR = join(dirname(createRequire(import.meta.url).resolve('vega-datasets')), '..', 'data');
-
-interface Industry {
-  series: string;
-  year: number;
-  month: number;
-  count: number;
-}
-
-/** Every industry, `months` months from January 2002, the last `hidden` of each empty; sorted by key then date. */
-function industriesCsv(months: number, hidden: number): string {
-  const all = JSON.parse(readFileSync(join(DATA_DIR, 'unemployment-across-industries.json'), 'utf8')) as Industry[];
-  const names = [...new Set(all.map((r) => r.series))];
-  const lines = ['industry,year,month,unemployed'];
-  for (const name of names) {
-    const rows = all.filter((r) => r.series === name && r.year >= 2002).sort((a, b) => a.year - b.year || a.month - b.month).slice(0, months);
-    rows.forEach((r, i) => lines.push(`${name},${r.year},${r.month},${i < months - hidden ? r.count : ''}`));
-  }
-  return `${lines.join('\n')}\n`;
-}
+/** Every industry, `months` months from January 2002, the last `hidden` of each empty. */
+const industriesCsv = (months: number, hidden: number) => industries(industryNames(), months, hidden).csv;
 
 /** One series: the first industry alone, a small job. */
 function oneSeriesCsv(): string {

@@ -5,40 +5,18 @@
  * (vega-datasets' unemployment by industry and US employment by sector) where the data's shape matters.
  */
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trainingContext, type forecastJobs, type Row, type Stat } from '../support/forecast-jobs.js';
 import { CURRENT, OLDER, form, type TestContext, type TestUser } from '../support/helper.js';
+import { industries, VEGA_DATA } from '../support/industries.js';
 
 let ctx: TestContext;
 let user: TestUser;
 let jobs: ReturnType<typeof forecastJobs>;
 const TZ = 'UTC';
 const ENGINE_TIMEOUT = 240_000;
-/** node_modules/vega-datasets/data (the package exports only build/index.js, one folder below). */
-const DATA_DIR = join(dirname(createRequire(import.meta.url).resolve('vega-datasets')), '..', 'data');
-const data = (file: string) => readFileSync(join(DATA_DIR, file), 'utf8');
-
-interface Industry {
-  series: string;
-  year: number;
-  month: number;
-  count: number;
-}
-
-/** `names` industries, `months` months each from January 2002 (calm years: the test is about series, not the 2008 turn), the last `hidden` of each left empty; sorted by key then date. */
-function industries(names: string[], months: number, hidden: number) {
-  const all = JSON.parse(data('unemployment-across-industries.json')) as Industry[];
-  const lines = ['industry,year,month,unemployed'];
-  const truth = new Map<string, number[]>();
-  for (const name of names) {
-    const rows = all.filter((r) => r.series === name && r.year >= 2002).sort((a, b) => a.year - b.year || a.month - b.month).slice(0, months);
-    rows.forEach((r, i) => lines.push(`${name},${r.year},${r.month},${i < months - hidden ? r.count : ''}`));
-    truth.set(name, rows.slice(months - hidden).map((r) => r.count));
-  }
-  return { csv: `${lines.join('\n')}\n`, truth };
-}
+const data = (file: string) => readFileSync(join(VEGA_DATA, file), 'utf8');
 
 /** Sets column roles with PUT /data on a finished job and runs it again (PUT /jobs status=1), as a user corrects a run. */
 async function restateAndRun(jobId: number, trainingId: number, roles: Record<string, string>) {
