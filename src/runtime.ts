@@ -123,4 +123,6 @@ export async function refreshJobGauges(runtime: Runtime, metrics: Metrics): Prom
   const pending = rows.find((r) => r.status === JOB_STATUS.Pending);
   metrics.queueDepth.set(pending?.n ?? 0);
   metrics.queueAge.set(pending?.oldest ? Math.max(0, (Date.now() - new Date(pending.oldest).getTime()) / 1000) : 0);
+  const parts = await runtime.services.jobs.countParts();
+  ['queued', 'running', 'done'].forEach((state, status) => metrics.jobParts.set({ state }, parts.find((p) => p.status === status)?.n ?? 0));
 }

@@ -107,6 +107,7 @@ describe('Grafana dashboard (deploy/grafana/dashboard.json)', () => {
       'mtcs_queue_depth',
       'mtcs_queue_oldest_pending_seconds',
       'mtcs_jobs',
+      'mtcs_job_parts',
       'mtcs_trainings_total',
       'mtcs_training_duration_seconds_bucket',
       'mtcs_llm_tokens_total',

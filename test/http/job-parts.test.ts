@@ -6,7 +6,11 @@
  * panel is cut into many.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { buildApp } from '../../src/app.js';
 import { createTrainingRunner } from '../../src/jobs-runner/wiring.js';
+import { createMetrics } from '../../src/observability/metrics.js';
+import { refreshJobGauges, type Runtime } from '../../src/runtime.js';
 import { forecastJobs, type Row } from '../support/forecast-jobs.js';
 import { CURRENT, OLDER, createTestContext, form, type TestContext, type TestUser } from '../support/helper.js';
 import { industries, industryNames } from '../support/industries.js';
@@ -62,7 +66,7 @@ describe('a panel job in parts', () => {
   let whole: Row[];
   let parted: Row[];
   let partedJob: number;
-  const seen = { parts: 0, rounds: 0, advances: [] as number[] };
+  const seen = { parts: 0, rounds: 0, advances: [] as number[], gauges: { queued: 0, running: 0, done: 0 } };
 
   beforeAll(async () => {
     const jobs = forecastJobs(ctx, alice, TZ, ENGINE_TIMEOUT);
@@ -73,7 +77,9 @@ describe('a panel job in parts', () => {
     whole = await jobs.output(a.jobId, '&intervals=1');
     await one.close();
 
-    // Two threads, small parts: the panel goes through the queue.
+    // Two threads, small parts: the panel goes through the queue, and /metrics shows its parts.
+    const metrics = createMetrics({ defaults: false });
+    const app = await buildApp({ config: ctx.config, services: ctx.services, logger: pino({ level: 'silent' }), metrics, beforeScrape: () => refreshJobGauges({ services: ctx.services } as Runtime, metrics) });
     const two = runner(100, 2);
     const b = await jobs.jobWithData(PANEL);
     partedJob = b.jobId;
@@ -82,15 +88,23 @@ describe('a panel job in parts', () => {
       seen.parts = Math.max(seen.parts, parts.filter((p) => p.stage === 2).length);
       seen.rounds = Math.max(seen.rounds, parts.filter((p) => p.stage === 1).length);
       seen.advances.push(await jobs.advance(b.jobId));
+      const scrape = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+      for (const state of ['queued', 'running', 'done'] as const) {
+        seen.gauges[state] = Math.max(seen.gauges[state], Number(new RegExp(`^mtcs_job_parts\\{state="${state}"\\} (\\S+)$`, 'm').exec(scrape)?.[1] ?? 0));
+      }
       if (['3', '4', '5'].includes(await jobs.jobStatus(b.jobId))) break;
       await new Promise((r) => setTimeout(r, 50));
     }
     await jobs.finished(b.jobId);
     parted = await jobs.output(b.jobId, '&intervals=1');
     await two.close();
+    await app.close();
   }, ENGINE_TIMEOUT);
 
-  it('was cut into the global rounds and several parts of series, and its progress moved with them', () => {
+  it('was cut into the global rounds and several parts of series, shown on /metrics, and its progress moved with them', () => {
+    expect(seen.gauges.queued).toBeGreaterThan(0);
+    expect(seen.gauges.running).toBeGreaterThan(0);
+    expect(seen.gauges.done).toBeGreaterThan(0);
     expect(seen.rounds).toBeGreaterThanOrEqual(2);
     expect(seen.parts).toBeGreaterThanOrEqual(4);
     const moving = [...new Set(seen.advances.filter((a) => a > 0 && a < 100))];

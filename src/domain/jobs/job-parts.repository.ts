@@ -338,12 +338,6 @@ export function createJobPartsRepository(db: Kysely<Database>) {
       return { requeued: stale.filter((p) => !failed.includes(p.job_id)).map((p) => ({ jobId: p.job_id, part: p.part })), failed };
     },
 
-    /** Parts by status over every job (the metrics' gauges). */
-    async countParts(): Promise<{ status: number; n: number }[]> {
-      const rows = await db.selectFrom('job_parts').select(['status', (eb) => eb.fn.countAll<string>().as('n')]).groupBy('status').execute();
-      return rows.map((r) => ({ status: r.status, n: Number(r.n) }));
-    },
-
     discardParts: (jobId: number) => discardParts(db, jobId),
   };
 }

@@ -244,6 +244,12 @@ export function createJobQueueRepository(db: Kysely<Database>) {
       });
     },
 
+    /** Units of jobs in parts by state (0 queued, 1 running, 2 done): the metrics' part gauges. */
+    async countParts(): Promise<{ status: number; n: number }[]> {
+      const rows = await db.selectFrom('job_parts').select(['status', (eb) => eb.fn.countAll<string>().as('n')]).groupBy('status').execute();
+      return rows.map((r) => ({ status: r.status, n: Number(r.n) }));
+    },
+
     /** How many jobs are in each status, and since when the oldest of them was last changed (queued, for Pending): the metrics' queue gauges. */
     async countByStatus(): Promise<{ status: number; n: number; oldest: Date | null }[]> {
       return db

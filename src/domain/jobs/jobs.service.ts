@@ -261,6 +261,7 @@ export function createJobsService(deps: JobsServiceDeps) {
 
     /** Jobs per status code, for the metrics' gauges. */
     countByStatus: () => queue.countByStatus(),
+    countParts: () => queue.countParts(),
   };
 }
 
