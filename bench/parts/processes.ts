@@ -72,9 +72,9 @@ export async function apiAt(root: string, db: FaultDatabase, env: Record<string,
   };
 }
 
-/** CPU seconds the process has used so far, all its threads (user + system). */
-export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/** CPU seconds the process has used so far, all its threads (user + system); with `tid`, that thread's alone (tid = pid: the main thread). */
+export function cpuSeconds(pid: number, tid?: number): number {
+  const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
@@ -149,8 +149,10 @@ export function watchParts(db: FaultDatabase, jobId: number, everyMs = 500): { s
         for (const r of rows) parts.set(r.part, r);
         // The planning thread's own time, in the status record until the assembly rewrites it.
         if (!plan) {
-          const row = (await db.query<{ plan: number; global: number | null }>('select octet_length(plan) as plan, octet_length(global) as global from job_plans where job_id = $1', [jobId]))[0];
-          if (row) plan = `stored plan ${(row.plan / 1e6).toFixed(1)} MB, global task ${((row.global ?? 0) / 1e6).toFixed(1)} MB`;
+          const row = (
+            await db.query<{ plan: number; global: number | null; cpu: number | null }>('select octet_length(plan) as plan, octet_length(global) as global, cpu_seconds as cpu from job_plans where job_id = $1', [jobId])
+          )[0];
+          if (row) plan = `planning thread CPU ${row.cpu?.toFixed(1) ?? '?'} s; stored plan ${(row.plan / 1e6).toFixed(1)} MB, global task ${((row.global ?? 0) / 1e6).toFixed(1)} MB`;
         }
         if (!planned) planned = (await db.query<{ text: string }>(`select text from stat_records where job_id = $1 and text like 'planned in%' limit 1`, [jobId]))[0]?.text ?? '';
       } catch {
