@@ -13,10 +13,10 @@ FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=8080 DATA_DIR=/data
 # Idle memory (issue 29), as `npm start` does: a fixed malloc mmap threshold returns freed large blocks at
 # once (glibc's dynamic one rises to ~9 MB when the start frees PGlite's wasm bytes, and then ~50 MB
-# freed by the start stays resident in thread arenas). In CMD, --max-semi-space-size keeps the API
-# thread's young generation at 8 MB instead of the 32 MB the start grows it to (training and chart
-# threads get V8's default back: workers-support.ts), and --v8-pool-size=2 (one V8 thread a core on the
-# 2 cores we size for, not 4) leaves fewer arenas holding freed compile and GC memory.
+# freed by the start stays resident in thread arenas). The API thread keeps V8's default young generation
+# (a 4 MB one cost the session check ~17 us of CPU a request, issue 35) and gives it back once idle
+# (src/idle-memory.ts). In CMD, --v8-pool-size=2 (one V8 thread a core on the 2 cores we size for, not 4)
+# leaves fewer arenas holding freed compile and GC memory.
 ENV GLIBC_TUNABLES=glibc.malloc.mmap_threshold=1048576:glibc.malloc.trim_threshold=131072
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
@@ -31,4 +31,4 @@ EXPOSE 8080
 # The API's /healthz, or a worker's on its own WORKER_HEALTH_PORT (a worker serves no API).
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.WORKER_HEALTH_PORT||process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "--max-semi-space-size=4", "--v8-pool-size=2", "dist/src/server.js"]
+CMD ["node", "--v8-pool-size=2", "dist/src/server.js"]

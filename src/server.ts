@@ -1,6 +1,7 @@
 import module from 'node:module';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
+import { returnYoungGenerationWhenIdle } from './idle-memory.js';
 
 /** The API process: HTTP, plus WORKERS training threads and the chat auto-message scheduler. */
 async function main() {
@@ -59,6 +60,8 @@ async function main() {
 
   const address = await app.listen({ port: config.port, host: config.host });
   training?.runner.start();
+  // V8's default young generation (fast under load) without keeping it while idle (issue 35).
+  returnYoungGenerationWhenIdle();
   const shown = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
   process.stdout.write(`Listening on ${shown} (API at ${shown}/api/202203010900/, docs at ${shown}/docs)\n`);
 }

@@ -21,11 +21,12 @@ export function resolveWorkerFile(base: string, name: string): { filename: strin
 }
 
 /**
- * `npm start` runs node with --max-semi-space-size=4 so that the idle API thread keeps an 8 MB young
- * generation instead of the 32 MB its start grows it to. V8 reads that flag whenever an isolate is
- * made, and training and chart threads, which allocate short-lived arrays fast, spent ~7% more CPU in
- * scavenges with it (a worker's resourceLimits cannot raise it). Threads made after this call get V8's
- * default again (16 MB semi-spaces on 64-bit); the API thread keeps the small one it started with.
+ * Until issue 35 `npm start` ran node with --max-semi-space-size=4 (an 8 MB young generation for the
+ * idle API thread; it now gives V8's default one back when idle instead: src/idle-memory.ts). For a
+ * start with such a flag: V8 reads it whenever an isolate is made, and training and chart threads,
+ * which allocate short-lived arrays fast, spent ~7% more CPU in scavenges with it (a worker's
+ * resourceLimits cannot raise it). Threads made after this call get V8's default again (16 MB
+ * semi-spaces on 64-bit); the API thread keeps the size it started with.
  */
 export function defaultYoungGenerationForNewThreads(): void {
   v8.setFlagsFromString('--max-semi-space-size=16');
