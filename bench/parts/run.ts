@@ -41,7 +41,8 @@
  *   BENCH_PARTS_SCALE_ENV=TRAINING_MEMORY_MB=1536   the scale case's processes' settings
  *   BENCH_PARTS_TIME_LIMIT=1200              seconds a job may take before the run gives up on it
  *   FAULTS_DATABASE_URL                      the Postgres server (default postgres://postgres@127.0.0.1:5432/test)
- * Writes bench/.out/parts.md (and a copy named by the commit). Needs Postgres.
+ * Writes bench/.out/parts.md (and a copy named by the commit, and the cases and settings when not all defaults).
+ * Needs Postgres. bench/parts/plan-profile.ts splits a panel's planning step by step in-process.
  */
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -297,7 +298,10 @@ async function scale(lines: Lines) {
       );
       const logs = await jobLogs(db, jobId);
       log(lines, `- scale: ${profile(uploaded, finished, parts, pids)}; ${watcher.planned()}; log: ${logs.map((l) => `${l.procedure}: ${l.text}`).join(' | ')}`, true);
-      log(lines, `- scale status record (${stat?.Status_Name ?? '?'}): ${stat?.Text ?? '-'}`, true);
+      const records = await db.query<{ text: string }>('select text from stat_records where job_id = $1 order by id', [jobId]);
+      log(lines, `- scale job ${stat?.Status_Name ?? '?'}${stat?.Text ? ` (${stat.Text})` : ''}; status record: ${records.map((r) => r.text).join(' | ') || '-'}`, true);
+      const cut = /each series cut to [^;.]*/.exec(stat?.Explanation ?? '')?.[0];
+      log(lines, `- scale explanation${cut ? ` (${cut})` : ''}: ${(stat?.Explanation ?? '-').slice(0, 400)}`, true);
       log(lines, `- scale Advance changes (s after upload: %): ${changes.map((c) => `${((c.at - uploaded) / 1000).toFixed(0)}:${c.advance}`).join(' ')}`, true);
     } finally {
       await workerProcess.stop();
@@ -333,7 +337,9 @@ export async function benchParts() {
   const header = `Jobs in parts: ${started}, commit ${commit}, load at the end ${load()} (2 cores).`;
   const markdown = [header, '', ...lines.table, '', ...lines.notes].join('\n');
   writeFileSync(join(OUT, 'parts.md'), `${markdown}\n`);
-  writeFileSync(join(OUT, `parts-${fileTag(commit)}.md`), `${markdown}\n`);
+  // The copy names the commit and, for a partial or modified run, its cases and settings.
+  const variant = [...(ONLY ?? []), ...Object.entries(SCALE_ENV).map(([k, v]) => `${k}-${v}`)].join('-');
+  writeFileSync(join(OUT, `parts-${variant ? `${variant}-` : ''}${fileTag(commit)}.md`), `${markdown}\n`);
   console.log(`\n${markdown}`);
 }
 
