@@ -1,9 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { STAT_STATUS } from '../model-records/stat-status.js';
-import { TRAINING_STATUS } from '../trainings/training-status.js';
 import { JOB_STATUS } from './job-status.js';
-import type { ClaimedJob } from './job-queue.repository.js';
+import { claimPendingJob, discardParts, failRunningJob, type ClaimedJob } from './job-queue.repository.js';
 
 /**
  * The queue of units of work (issue 34): Pending jobs, the parts of jobs in parts (the global model's rounds,
@@ -50,38 +48,7 @@ async function takeTurn(trx: Transaction<Database>, owner: number): Promise<void
     .execute();
 }
 
-/** Ends a job in parts' traces: its plan and parts (the outcomes are in the job's output by then, or never will be). */
-export async function discardParts(db: Kysely<Database> | Transaction<Database>, jobId: number): Promise<void> {
-  await db.deleteFrom('job_parts').where('job_id', '=', jobId).execute();
-  await db.deleteFrom('job_plans').where('job_id', '=', jobId).execute();
-}
-
 export function createJobPartsRepository(db: Kysely<Database>) {
-  /** Pending -> Running for one job this worker chose; undefined when another took it first. */
-  async function claimJob(trx: Transaction<Database>, id: number, worker: string): Promise<ClaimedJob | undefined> {
-    const locked = await trx.selectFrom('jobs').select('id').where('id', '=', id).where('status', '=', JOB_STATUS.Pending).forUpdate().skipLocked().executeTakeFirst();
-    if (!locked) return undefined;
-    const job = await trx
-      .updateTable('jobs')
-      .set({
-        status: JOB_STATUS.Running,
-        worker,
-        advance: 0,
-        error: null,
-        selection: null,
-        abort_requested: false,
-        attempts: sql<number>`attempts + 1`,
-        started_at: now(),
-        heartbeat_at: now(),
-        updated_at: now(),
-      })
-      .where('id', '=', id)
-      .returning(['id', 'user_id', 'training_id', 'app_name', 'attempts'])
-      .executeTakeFirstOrThrow();
-    await trx.updateTable('trainings').set({ status: TRAINING_STATUS.Training, updated_at: now() }).where('id', '=', job.training_id).execute();
-    return job;
-  }
-
   async function claimPart(trx: Transaction<Database>, jobId: number, part: number, worker: string) {
     const locked = await trx
       .selectFrom('job_parts')
@@ -103,28 +70,7 @@ export function createJobPartsRepository(db: Kysely<Database>) {
   }
 
   /** A job in parts fails with the reason (a part's training error): its parts go, its records close. */
-  async function failJob(jobId: number, reason: string): Promise<{ userId: number } | undefined> {
-    return db.transaction().execute(async (trx) => {
-      const job = await trx
-        .updateTable('jobs')
-        .set({ status: JOB_STATUS.Failed, error: reason.slice(0, 2000), worker: null, finished_at: now(), updated_at: now() })
-        .where('id', '=', jobId)
-        .where('status', '=', JOB_STATUS.Running)
-        .returning(['training_id', 'user_id'])
-        .executeTakeFirst();
-      if (!job) return undefined;
-      await trx.updateTable('trainings').set({ status: TRAINING_STATUS.Failed, updated_at: now() }).where('id', '=', job.training_id).execute();
-      await trx
-        .updateTable('stat_records')
-        .set({ status: STAT_STATUS.Failed, text: `failed: ${reason}`.slice(0, 2000), updated_at: now(), terminated_at: now() })
-        .where('job_id', '=', jobId)
-        .where('status', '=', STAT_STATUS.Open)
-        .execute();
-      await discardParts(trx, jobId);
-      return { userId: job.user_id };
-    });
-  }
-
+  const failJob = (jobId: number, reason: string) => db.transaction().execute((trx) => failRunningJob(trx, jobId, reason));
 
   return {
     /**
@@ -168,7 +114,7 @@ export function createJobPartsRepository(db: Kysely<Database>) {
           limit 8`.execute(trx);
         for (const c of candidates.rows) {
           if (c.kind === 'job') {
-            const job = await claimJob(trx, c.job_id, worker);
+            const job = await claimPendingJob(trx, c.job_id, worker);
             if (!job) continue;
             await takeTurn(trx, job.user_id);
             return { kind: 'job', job };

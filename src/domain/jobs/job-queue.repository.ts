@@ -1,9 +1,8 @@
-import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { SelectionReport } from '../../training/types.js';
 import { STAT_STATUS } from '../model-records/stat-status.js';
 import { TRAINING_STATUS } from '../trainings/training-status.js';
-import { discardParts } from './job-parts.repository.js';
 import { JOB_STATUS } from './job-status.js';
 
 /**
@@ -47,6 +46,64 @@ const now = () => sql<Date>`now()`;
  */
 export const markPendingQuery = (db: Kysely<Database>, jobId: number) =>
   db.updateTable('jobs').set({ status: JOB_STATUS.Pending, updated_at: now() }).where('id', '=', jobId).where('status', '=', JOB_STATUS.Created);
+
+/** Ends a job in parts' traces: its plan and parts (the outcomes are in the job's output by then, or never will be). */
+export async function discardParts(db: Kysely<Database> | Transaction<Database>, jobId: number): Promise<void> {
+  await db.deleteFrom('job_parts').where('job_id', '=', jobId).execute();
+  await db.deleteFrom('job_plans').where('job_id', '=', jobId).execute();
+}
+
+/**
+ * Pending -> Running for one job, for this worker (its training becomes Training); undefined when another
+ * worker holds or took it. The one claim of a job, whichever queue chose it (job-parts.repository.ts too).
+ */
+export async function claimPendingJob(trx: Transaction<Database>, id: number, worker: string): Promise<ClaimedJob | undefined> {
+  const locked = await trx.selectFrom('jobs').select('id').where('id', '=', id).where('status', '=', JOB_STATUS.Pending).forUpdate().skipLocked().executeTakeFirst();
+  if (!locked) return undefined;
+  const job = await trx
+    .updateTable('jobs')
+    .set({
+      status: JOB_STATUS.Running,
+      worker,
+      advance: 0,
+      error: null,
+      selection: null,
+      abort_requested: false,
+      attempts: sql<number>`attempts + 1`,
+      started_at: now(),
+      heartbeat_at: now(),
+      updated_at: now(),
+    })
+    .where('id', '=', id)
+    .returning(['id', 'user_id', 'training_id', 'app_name', 'attempts'])
+    .executeTakeFirstOrThrow();
+  await trx.updateTable('trainings').set({ status: TRAINING_STATUS.Training, updated_at: now() }).where('id', '=', job.training_id).execute();
+  return job;
+}
+
+/**
+ * Running -> Failed with the reason, whoever runs it (a job in parts has no one worker): its training Failed,
+ * its open status record closed as Failed, its units gone. Answers its owner, or undefined when it was not Running.
+ */
+export async function failRunningJob(trx: Transaction<Database>, jobId: number, reason: string): Promise<{ userId: number } | undefined> {
+  const job = await trx
+    .updateTable('jobs')
+    .set({ status: JOB_STATUS.Failed, error: reason.slice(0, 2000), worker: null, finished_at: now(), updated_at: now() })
+    .where('id', '=', jobId)
+    .where('status', '=', JOB_STATUS.Running)
+    .returning(['training_id', 'user_id'])
+    .executeTakeFirst();
+  if (!job) return undefined;
+  await trx.updateTable('trainings').set({ status: TRAINING_STATUS.Failed, updated_at: now() }).where('id', '=', job.training_id).execute();
+  await trx
+    .updateTable('stat_records')
+    .set({ status: STAT_STATUS.Failed, text: `failed: ${reason}`.slice(0, 2000), updated_at: now(), terminated_at: now() })
+    .where('job_id', '=', jobId)
+    .where('status', '=', STAT_STATUS.Open)
+    .execute();
+  await discardParts(trx, jobId);
+  return { userId: job.user_id };
+}
 
 export function createJobQueueRepository(db: Kysely<Database>) {
   return {
@@ -118,35 +175,8 @@ export function createJobQueueRepository(db: Kysely<Database>) {
     /** Pending -> Running for the oldest Pending job; its training becomes Training. */
     async claimNext(worker: string): Promise<ClaimedJob | undefined> {
       return db.transaction().execute(async (trx) => {
-        const next = await trx
-          .selectFrom('jobs')
-          .select('id')
-          .where('status', '=', JOB_STATUS.Pending)
-          .orderBy('id')
-          .limit(1)
-          .forUpdate()
-          .skipLocked()
-          .executeTakeFirst();
-        if (!next) return undefined;
-        const job = await trx
-          .updateTable('jobs')
-          .set({
-            status: JOB_STATUS.Running,
-            worker,
-            advance: 0,
-            error: null,
-            selection: null,
-            abort_requested: false,
-            attempts: sql<number>`attempts + 1`,
-            started_at: now(),
-            heartbeat_at: now(),
-            updated_at: now(),
-          })
-          .where('id', '=', next.id)
-          .returning(['id', 'user_id', 'training_id', 'app_name', 'attempts'])
-          .executeTakeFirstOrThrow();
-        await trx.updateTable('trainings').set({ status: TRAINING_STATUS.Training, updated_at: now() }).where('id', '=', job.training_id).execute();
-        return job;
+        const next = await trx.selectFrom('jobs').select('id').where('status', '=', JOB_STATUS.Pending).orderBy('id').limit(1).forUpdate().skipLocked().executeTakeFirst();
+        return next ? claimPendingJob(trx, next.id, worker) : undefined;
       });
     },
 
