@@ -5,7 +5,8 @@
  *
  * Rows are placed on the time axis from their own date cells. Rows without a usable date (no date column,
  * or date parts without a year, whose year the upload only implied) are taken as the next steps after the
- * last known row, in the order given.
+ * last known row, in the order given. A stated input with no future (issue 33) is read from the known values
+ * stored with the model, at the row's time minus its lag, never from the row's own cells.
  */
 import { DateTime } from 'luxon';
 import { dateFromParts, parseDate, stepsBetween, type Frequency } from './dates.js';
@@ -118,7 +119,10 @@ export function predictRows(state: EngineState, params: TrainingParams, header: 
   });
   const input = {
     time: placed.map((p) => p.time),
-    features: rows.map((row, i) => featuresOf(state.features, row.read, (placed[i] as { date: DateTime | null }).date)),
+    features: rows.map((row, i) => {
+      const { date, time } = placed[i] as { date: DateTime | null; time: number };
+      return featuresOf(state.features, row.read, date, time);
+    }),
   };
   const results: PredictedRow[] = rows.map((row) => {
     const values: Record<string, string> = {};

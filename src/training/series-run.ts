@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { DateTime } from 'luxon';
 import { stepFrom } from './dates.js';
 import type { CellReader } from './encoder.js';
-import { featureNames, featuresOf, fitFeatureSpace } from './features.js';
+import { featureNames, featuresOf, fitFeatureSpace, fitLaggedInputs, laggedName, type FeatureSpaceState } from './features.js';
 import { kFold, rollingOrigin, WINDOWS, type Backtest } from './backtest.js';
 import { predictRows, type EngineState, type OutputState, type RowToPredict, type SeriesState } from './forecaster.js';
 import { errorsByStep, heldOutCoverage, intervalWidths, type WindowErrors } from './intervals.js';
@@ -174,14 +174,33 @@ export interface SeriesPlan {
   windows: number;
 }
 
+/**
+ * The features of a series: fitted on its known rows (features.ts). A stated input with no future (issue 33,
+ * analysis.pastInputs) is read `horizon` steps back on the series' time axis: no row to forecast within the
+ * horizon, and no backtest row (its windows are the horizon long), reads a value it would not know. Without
+ * such a column the state and the features are exactly those of before.
+ */
+function featureSpaceOf(analysis: Analysis, placement: Placement): { space: FeatureSpaceState; features: number[][] } {
+  const { info, knownTimes, targets } = placement;
+  const space = fitFeatureSpace(analysis, info.timeOrdered);
+  const exogenous = (full: FeatureSpaceState) =>
+    analysis.known.map((i, k) => featuresOf(full, analysis.readers[i] as CellReader, analysis.timeline[i] ?? null, knownTimes[k] ?? null));
+  if (analysis.pastInputs.length === 0) return { space, features: exogenous(space) };
+  const lag = info.horizon;
+  const needFrom = targets.reduce((m, t) => Math.min(m, t.time), Infinity) - lag;
+  const { full, stored } = fitLaggedInputs(analysis, analysis.pastInputs, knownTimes, lag, needFrom);
+  if (full.length === 0) return { space, features: exogenous(space) };
+  // The known rows read the whole history; the stored state keeps what the rows to forecast read.
+  return { space: { ...space, lagged: stored }, features: exogenous({ ...space, lagged: full }) };
+}
+
 export function prepareSeries(input: TrainingInput, analysis: Analysis, seed: number, plan: SeriesPlan = { choose: (kind) => familiesFor(kind), windows: WINDOWS }): PreparedSeries {
   checkParams(input.params);
   const params = { ...input.params, seed };
   const placement = place(input, analysis);
   const { info, knownTimes } = placement;
-  const space = fitFeatureSpace(analysis, info.timeOrdered);
+  const { space, features } = featureSpaceOf(analysis, placement);
   const names = featureNames(space);
-  const features = analysis.known.map((i) => featuresOf(space, analysis.readers[i] as CellReader, analysis.timeline[i] ?? null));
   const n = analysis.known.length;
   const minFit = Math.max(4, Math.min(2 * info.season + 2, Math.floor(n / 2)));
   const backtest: Backtest = info.timeOrdered ? rollingOrigin(knownTimes, info.horizon, minFit, plan.windows) : kFold(n, seed);
@@ -287,7 +306,7 @@ export function finishSeries(prep: PreparedSeries, runs: OutputRun[], meter: Wor
       frequency: info.timeOrdered ? info.frequency : 'none',
       season: info.season,
       periods: info.periods,
-      ...timeNotesOf(analysis, info),
+      ...notesOf(analysis, info, space),
       outputs: runs.map(selectionOf),
     },
     metrics: metricsOf(runs, backtest),
@@ -313,14 +332,30 @@ export function forecastSeries(input: TrainingInput, analysis: Analysis, hooks: 
   return result;
 }
 
-/** What the status record says about the time axis beyond its frequency: repeated stamps and gaps (none: no field). */
-function timeNotesOf(analysis: Analysis, info: SeriesInfo): { timeNotes?: string[] } {
-  if (!info.timeOrdered) return {};
+/**
+ * What the status record says beyond the frequency: repeated stamps and gaps on the time axis, and the stated
+ * inputs used through their past (issue 33); none: no field.
+ */
+function notesOf(analysis: Analysis, info: SeriesInfo, space: FeatureSpaceState): { timeNotes?: string[] } {
+  const notes = timeNotesOf(analysis, info);
+  for (const f of space.lagged ?? []) {
+    const unit = info.timeOrdered ? 'step' : 'row';
+    notes.push(`input '${f.column}' is empty in every row to forecast: its value ${f.lag} ${unit}${f.lag === 1 ? '' : 's'} earlier is used (feature '${laggedName(f)}')`);
+  }
+  for (const column of analysis.pastInputs.filter((c) => !(space.lagged ?? []).some((f) => f.column === c))) {
+    notes.push(`input '${column}' is empty in every row to forecast and has no known value: left out`);
+  }
+  return notes.length > 0 ? { timeNotes: notes } : {};
+}
+
+/** Repeated stamps and gaps on the time axis. */
+function timeNotesOf(analysis: Analysis, info: SeriesInfo): string[] {
+  if (!info.timeOrdered) return [];
   const { duplicates, missingSteps } = analysis.timeReport;
   const notes: string[] = [];
   if (duplicates > 0) notes.push(`${duplicates} repeated timestamp${duplicates === 1 ? '' : 's'}: kept the last row of each`);
   if (missingSteps > 0) notes.push(`${missingSteps} missing step${missingSteps === 1 ? '' : 's'} between known rows (gaps left as they are)`);
-  return notes.length > 0 ? { timeNotes: notes } : {};
+  return notes;
 }
 
 /** The widths of the stored model, and (on the run, for the report) their held-out coverage on the backtest. */

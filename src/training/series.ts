@@ -50,6 +50,11 @@ export interface Analysis {
   timeline: (DateTime | null)[];
   /** Duplicate timestamps dropped from `known` and steps missing between known rows (time-ordered uploads). */
   timeReport: TimeReport;
+  /**
+   * Numeric inputs the user stated as inputs that are empty in every row to forecast (issue 33): left out of
+   * the columns' roles (`ignore`), used through their past only (features.ts, lagged inputs).
+   */
+  pastInputs: string[];
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -91,7 +96,7 @@ export function analyse(input: TrainingInput): Analysis {
     else candidates.push(i);
   });
 
-  promoteEmptyFutureInputs(columns, forecast, readers);
+  const pastInputs = promoteEmptyFutureInputs(columns, forecast, readers);
 
   const dateFormats: Record<string, string> = {};
   if (partColumns.length === 0 && dateColumns.length === 0) {
@@ -172,22 +177,26 @@ export function analyse(input: TrainingInput): Analysis {
     }
     timeReport = { ...timeReport, missingSteps: missingSteps(known, timeline, timeAxis) };
   }
-  return { columns, readers, known, forecast, timeAxis, dateFormats, timeline, timeReport };
+  return { columns, readers, known, forecast, timeAxis, dateFormats, timeline, timeReport, pastInputs };
 }
 
 /**
  * A numeric input empty in every row to forecast has no future to feed a model: mean-filling it (the old
  * rule) forecast with a made-up value (issue 33: a wide `male,female` upload forecast `female` 3.2x worse
  * than its seasonal naive and left `male` empty). Unless the user stated it an input, it is forecast as an
- * output of its own; a stated input is left out of the features, since its future is unknown.
+ * output of its own; a stated input gets the role `ignore` (its cells neither features nor checked in the
+ * known rows) and is named in the answer, to be used through its past only (features.ts, lagged inputs).
  */
-function promoteEmptyFutureInputs(columns: ColumnSpec[], forecast: number[], readers: CellReader[]): void {
-  if (forecast.length === 0) return;
+function promoteEmptyFutureInputs(columns: ColumnSpec[], forecast: number[], readers: CellReader[]): string[] {
+  const pastInputs: string[] = [];
+  if (forecast.length === 0) return pastInputs;
   for (const [k, c] of columns.entries()) {
     if (c.role !== 'input' || c.kind !== 'numeric') continue;
     if (!forecast.every((i) => isEmptyCell((readers[i] as CellReader)(c.name)))) continue;
     columns[k] = { ...c, role: c.stated ? 'ignore' : 'output' };
+    if (c.stated) pastInputs.push(c.name);
   }
+  return pastInputs;
 }
 
 /**

@@ -24,7 +24,8 @@ export interface ColumnSpec {
   datePart?: DatePart;
   /**
    * The user set this role (PUT /data `<column>=input`...), rather than the upload's defaults. A numeric
-   * input empty in every row to forecast becomes an output of its own unless its role was stated (issue 33).
+   * input empty in every row to forecast becomes an output of its own unless its role was stated (issue 33);
+   * a stated one is used through its past only (its value a horizon earlier; features.ts, lagged inputs).
    */
   stated?: boolean;
 }

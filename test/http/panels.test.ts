@@ -142,7 +142,7 @@ describe('covariates', () => {
     expect(Math.min(...lifted)).toBeGreaterThan(Math.max(...plain) + 20);
   });
 
-  it('leaves out a covariate stated as an input that is empty in the rows to forecast, instead of a mean', { timeout: ENGINE_TIMEOUT }, async () => {
+  it('uses only the past of a covariate stated as an input that is empty in the rows to forecast, never a mean', { timeout: ENGINE_TIMEOUT }, async () => {
     const lines = ['week,footfall,sales'];
     for (let t = 0; t < 60; t++) lines.push(`${t + 1},${t < 50 ? 1000 + 10 * t : ''},${t < 50 ? 200 + 2 * t : ''}`);
     const { jobId, trainingId } = await jobs.jobWithData(`${lines.join('\n')}\n`);
@@ -154,6 +154,8 @@ describe('covariates', () => {
     expect(Number(rows.at(-1)?.sales)).toBeGreaterThan(300);
     const selection = (await jobs.stat(jobId)).Selection;
     expect(selection?.outputs.map((o) => o.column)).toEqual(['sales']);
+    // Its value a horizon (10 weeks) earlier is a feature; the 10 rows to forecast read the stored known weeks.
+    expect((selection as { timeNotes?: string[] } | null | undefined)?.timeNotes).toContain("input 'footfall' is empty in every row to forecast: its value 10 steps earlier is used (feature 'footfall (lag 10)')");
   });
 });
 
