@@ -205,7 +205,10 @@ async function speedRun(lines: Lines, mode: SpeedMode, csv: string): Promise<Spe
       const output = await outputOf(client, jobId);
       const run: SpeedRun = { mode, wallMs: ended.at - uploaded, cpu, main, output: JSON.stringify(output), rows: output.length, load: `${loadBefore} -> ${load()}` };
       const logs = await jobLogs(db, jobId);
-      log(lines, `- speedup ${mode}: ${s(run.wallMs)}; ${profile(uploaded, ended.at, parts, pids)}; ${watcher.planned()}; log: ${logs.map((l) => `${l.procedure}: ${l.text}`).join(' | ')}`, true);
+      // The runner's own sum of its training threads' CPU (planning, parts, assembly) and their peak: the rest of the processes' CPU is outside them.
+      const used = (await db.query<{ cpu: number; ram: number }>('select cpu, ram from consumptions where job_id = $1', [jobId]))[0];
+      const threads = used ? `training threads' CPU ${used.cpu.toFixed(1)} s (consumption record), peak thread memory ${used.ram.toFixed(0)} MB` : 'no consumption record';
+      log(lines, `- speedup ${mode}: ${s(run.wallMs)}; ${threads}; ${profile(uploaded, ended.at, parts, pids)}; ${watcher.planned()}; log: ${logs.map((l) => `${l.procedure}: ${l.text}`).join(' | ')}`, true);
       return run;
     } finally {
       await workerProcess?.stop();
