@@ -154,8 +154,9 @@ describe('covariates', () => {
     expect(Number(rows.at(-1)?.sales)).toBeGreaterThan(300);
     const selection = (await jobs.stat(jobId)).Selection;
     expect(selection?.outputs.map((o) => o.column)).toEqual(['sales']);
-    // Its value a horizon (10 weeks) earlier is a feature; the 10 rows to forecast read the stored known weeks.
-    expect((selection as { timeNotes?: string[] } | null | undefined)?.timeNotes).toContain("input 'footfall' is empty in every row to forecast: its value 10 steps earlier is used (feature 'footfall (lag 10)')");
+    // `week` is a plain number (no time axis): its value a horizon (10 rows) earlier is a feature; the 10 rows to
+    // forecast read the known rows stored with the model.
+    expect((selection as { timeNotes?: string[] } | null | undefined)?.timeNotes).toContain("input 'footfall' is empty in every row to forecast: its value 10 rows earlier is used (feature 'footfall (lag 10)')");
   });
 });
 
