@@ -43,7 +43,7 @@ function profile(series: number): string {
     const analysis = step('analyse (whole upload)', () => analyse(input));
     const grouping = step('detectKeys', () => detectKeys(input, analysis));
     if (!grouping) return `${series} series: no keys found`;
-    const planned = step('planPanel', () => planPanel(input, grouping, 1, PART_UNITS));
+    const planned = step('planPanel', () => planPanel(input, grouping, 1, { partUnits: PART_UNITS }));
     const texts = step('JSON of plan, global, parts', () => ({
       plan: JSON.stringify(planned.plan).length,
       global: planned.global ? JSON.stringify(planned.global.task).length : 0,

@@ -148,6 +148,8 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
           signal: controller.signal,
           onThreadMemory: (bytes) => (peakThreadBytes = Math.max(peakThreadBytes, bytes)),
           onProgress: (p) => {
+            // Only rises: a panel's planning reports its share, and one trained here then counts its fits from 0.
+            if (p.advance <= advance && p.advance < 100) return;
             advance = p.advance;
             const now = Date.now();
             if (now - lastWrite < progressMs && p.advance < 100) return;

@@ -21,8 +21,8 @@ import { createHash } from 'node:crypto';
 import { withDateCache } from './dates.js';
 import { trainNetworkOnly } from './legacy.js';
 import { detectKeys, planPanel, runPlannedPanel, seriesPlan, type PlannedPanel } from './panel.js';
-import type { EngineHooks } from './progress.js';
-import { analyse } from './series.js';
+import { ProgressReporter, type EngineHooks } from './progress.js';
+import { analyse, type Analysis } from './series.js';
 import { forecastSeries } from './series-run.js';
 import type { TrainingInput, TrainingResult } from './types.js';
 
@@ -44,21 +44,42 @@ export function trainModel(input: TrainingInput, hooks: EngineHooks = {}): Train
 export function trainOrPlan(input: TrainingInput, hooks: EngineHooks, minParts: number, partUnits?: number): { kind: 'result'; result: TrainingResult } | { kind: 'panel'; planned: PlannedPanel } {
   return withDateCache(() => {
     const started = performance.now();
-    const analysis = analyse(input);
     const seed = input.params.seed !== undefined && Number.isFinite(input.params.seed) ? Math.trunc(input.params.seed) >>> 0 : seedOf(input);
-    if (input.params.modelFamily === 'network') return { kind: 'result', result: trainNetworkOnly(input, analysis, hooks, seed) };
-    // Many series in one upload (issue 33): each forecast on its own, with a global model across them.
-    const panel = detectKeys(input, analysis);
-    if (panel) {
-      const planned = planPanel(input, panel, seed, partUnits);
-      if (planned.parts.length >= minParts) return { kind: 'panel', planned };
-      return { kind: 'result', result: runPlannedPanel(planned, hooks, started) };
+    const read = readUpload(input);
+    if ('analysis' in read) {
+      const { analysis } = read;
+      if (input.params.modelFamily === 'network') return { kind: 'result', result: trainNetworkOnly(input, analysis, hooks, seed) };
+      // Several value columns side by side (a wide upload) are many series too: past one output, each column gets
+      // the families a panel of that many series would (issue 33).
+      const outputs = analysis.columns.filter((c) => c.role === 'output').length;
+      return { kind: 'result', result: forecastSeries(input, analysis, hooks, seed, outputs > 1 ? seriesPlan(outputs, outputs * analysis.known.length) : undefined) };
     }
-    // Several value columns side by side (a wide upload) are many series too: past one output, each column gets
-    // the families a panel of that many series would (issue 33).
-    const outputs = analysis.columns.filter((c) => c.role === 'output').length;
-    return { kind: 'result', result: forecastSeries(input, analysis, hooks, seed, outputs > 1 ? seriesPlan(outputs, outputs * analysis.known.length) : undefined) };
+    // Many series in one upload (issue 33): each forecast on its own, with a global model across them. Where it
+    // may go into parts, preparing the series is the first PLANNING_SHARE of the bar (the runner's bar only rises).
+    const inParts = minParts !== Infinity;
+    const planning = inParts ? new ProgressReporter(100, hooks) : undefined;
+    const planned = planPanel(input, read.panel, seed, {
+      ...(partUnits === undefined ? {} : { partUnits }),
+      keepPrepared: !inParts,
+      ...(planning ? { onPrepared: (done: number, total: number) => planning.epoch((PLANNING_SHARE * done) / total, 0) } : {}),
+    });
+    if (planned.parts.length >= minParts) return { kind: 'panel', planned };
+    return { kind: 'result', result: runPlannedPanel(planned, hooks, started) };
   });
+}
+
+/** Share of the progress bar that planning a panel takes (preparing each series). */
+export const PLANNING_SHARE = 10;
+
+/**
+ * The upload read once: a panel answers only its series (the whole upload's analysis is let go before each
+ * series is read on its own, which on 10,000 series is half the planning's memory); else the analysis.
+ */
+function readUpload(input: TrainingInput): { analysis: Analysis } | { panel: NonNullable<ReturnType<typeof detectKeys>> } {
+  const analysis = analyse(input);
+  if (input.params.modelFamily === 'network') return { analysis };
+  const panel = detectKeys(input, analysis);
+  return panel ? { panel } : { analysis };
 }
 
 /** 32 bits of a hash of everything that defines the run. */

@@ -34,13 +34,12 @@ export type PlannedTraining = { kind: 'result'; result: TrainingResult } | { kin
 
 /**
  * Trains the job here unless it is a panel of at least `minParts` parts; then answers it in parts. The
- * progress bar of a job in parts covers its planning only; the queue counts its parts.
+ * progress bar of a job in parts covers its planning only (engine.ts PLANNING_SHARE); the queue counts its parts.
  */
 export function planTraining(input: TrainingInput, hooks: EngineHooks = {}, minParts = 2, partUnits?: number): PlannedTraining {
   const routed = trainOrPlan(input, hooks, minParts, partUnits);
   if (routed.kind === 'result') return routed;
   const { planned } = routed;
-  new WorkMeter(1, hooks).finish();
   return {
     kind: 'parts',
     job: {

@@ -19,7 +19,21 @@ import { WorkMeter, type FamilyChoice, type PreparedSeries, type SeriesPlan } fr
 import type { CellReader } from './encoder.js';
 import { timeOf, type SeriesState } from './forecaster.js';
 import { keyOf } from './panel-predict.js';
-import { assemblePanel, fallbackOutcome, globalResult, prepareMember, runGlobalTaskRound, runPanelPart, seriesInput, type GlobalResult, type GlobalTask, type PanelPart, type PanelPlan, type PreparedMember } from './panel-part.js';
+import {
+  assemblePanel,
+  fallbackOutcome,
+  globalResult,
+  prepareMember,
+  runGlobalTaskRound,
+  runPanelPart,
+  seriesInput,
+  type GlobalResult,
+  type GlobalTask,
+  type PanelPart,
+  type PanelPlan,
+  type PreparedMember,
+  type SeriesOutcome,
+} from './panel-part.js';
 import { familiesFor } from './models/candidates.js';
 import type { GlobalRound, GlobalSeries } from './models/global.js';
 import { NAIVE_NAMES } from './models/naive.js';
@@ -152,13 +166,44 @@ interface PanelMember {
   key: string[];
   rows: number[];
   input: TrainingInput;
-  prepared: PreparedMember;
-  prep: PreparedSeries | null;
+  /** What the global model and the parts need of the series once prepared (null: too short for a model). */
+  sketch: SeriesSketch | null;
+}
+
+/**
+ * A prepared series in brief: what the global model's rounds are built from and the work units of its fits.
+ * Planning keeps this of each series rather than its preparation (every row's reader and features), so a panel
+ * of 10,000 series is planned in the memory of a few.
+ */
+interface SeriesSketch {
+  state: SeriesState;
+  season: number;
+  knownTimes: number[];
+  /** Known values of each numeric output, in the series' output order. */
+  outputs: { column: string; values: number[] }[];
+  splits: { lastFit: number; test: number[] }[];
+  targetTimes: number[];
+  cost: number;
+}
+
+function sketchOf(prep: PreparedSeries): SeriesSketch {
+  const outputs = prep.plan
+    .filter(({ col }) => col.kind === 'numeric')
+    .map(({ col }) => ({ column: col.name, values: prep.analysis.known.map((i) => parseNumber((prep.analysis.readers[i] as CellReader)(col.name)) as number) }));
+  return {
+    state: prep.placement.series,
+    season: prep.placement.info.season,
+    knownTimes: prep.placement.knownTimes,
+    outputs,
+    splits: prep.backtest.splits.map((split) => ({ lastFit: split.fit[split.fit.length - 1] as number, test: split.test })),
+    targetTimes: prep.placement.targets.map((t) => t.time),
+    cost: prep.cost,
+  };
 }
 
 /** The season position of time 0 of each series on one shared axis, so the global model's calendar agrees. */
 function sharedOffsets(members: PanelMember[]): (number | null)[] {
-  const states = members.map((m) => m.prep?.placement.series ?? null);
+  const states = members.map((m) => m.sketch?.state ?? null);
   const dated = states.filter((s): s is SeriesState => s !== null && s.timeOrdered && s.origin !== null);
   if (dated.length === 0) return states.map(() => null);
   const earliest = dated.reduce((a, b) => ((a.origin as string) <= (b.origin as string) ? a : b));
@@ -178,44 +223,38 @@ function globalTask(members: PanelMember[], seed: number): GlobalTask | null {
   const offsets = sharedOffsets(members);
   const seasons = new Map<number, number>();
   members.forEach((m, k) => {
-    if (m.prep && offsets[k] !== null) seasons.set(m.prep.placement.info.season, (seasons.get(m.prep.placement.info.season) ?? 0) + 1);
+    if (m.sketch && offsets[k] !== null) seasons.set(m.sketch.season, (seasons.get(m.sketch.season) ?? 0) + 1);
   });
   const season = [...seasons.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
   if (season === undefined) return null;
-  const entries: { member: PanelMember; column: string; offset: number }[] = [];
+  const entries: { member: PanelMember; sketch: SeriesSketch; column: string; values: number[]; offset: number }[] = [];
   members.forEach((m, k) => {
     const offset = offsets[k];
-    if (!m.prep || offset === null || offset === undefined || m.prep.placement.info.season !== season) return;
-    for (const { col } of m.prep.plan) if (col.kind === 'numeric') entries.push({ member: m, column: col.name, offset });
+    if (!m.sketch || offset === null || offset === undefined || m.sketch.season !== season) return;
+    for (const { column, values } of m.sketch.outputs) entries.push({ member: m, sketch: m.sketch, column, values, offset });
   });
   if (entries.length < 2) return null;
-  const series: GlobalSeries[] = entries.map(({ member: m, column, offset }) => {
-    const prep = m.prep as PreparedSeries;
-    const values = prep.analysis.known.map((i) => parseNumber((prep.analysis.readers[i] as CellReader)(column)) as number);
-    return { time: prep.placement.knownTimes.map((t) => t + offset), values };
-  });
-  const windows = entries.reduce((m, e) => Math.max(m, (e.member.prep as PreparedSeries).backtest.splits.length), 0);
+  const series: GlobalSeries[] = entries.map(({ sketch, values, offset }) => ({ time: sketch.knownTimes.map((t) => t + offset), values }));
+  const windows = entries.reduce((m, e) => Math.max(m, e.sketch.splits.length), 0);
   const rounds: GlobalRound[] = [];
   for (let r = 0; r <= windows; r++) {
     const final = r === windows;
     const cut: (number | null)[] = [];
     const predict: number[][] = [];
-    entries.forEach(({ member: m, offset }) => {
-      const prep = m.prep as PreparedSeries;
-      const times = prep.placement.knownTimes;
+    entries.forEach(({ sketch, offset }) => {
+      const times = sketch.knownTimes;
       if (final) {
         cut.push((times[times.length - 1] as number) + offset);
-        predict.push(prep.placement.targets.map((t) => t.time + offset));
+        predict.push(sketch.targetTimes.map((t) => t + offset));
         return;
       }
-      const splits = prep.backtest.splits;
-      const split = splits[splits.length - windows + r];
+      const split = sketch.splits[sketch.splits.length - windows + r];
       if (!split) {
         cut.push(null);
         predict.push([]);
         return;
       }
-      cut.push((times[split.fit[split.fit.length - 1] as number] as number) + offset);
+      cut.push((times[split.lastFit] as number) + offset);
       predict.push(split.test.map((i) => (times[i] as number) + offset));
     });
     rounds.push({ cut, predict });
@@ -244,7 +283,7 @@ export interface PlannedPanel {
   global: { task: GlobalTask; roundCost: number } | null;
   parts: { part: PanelPart; cost: number }[];
   seriesPlan: SeriesPlan;
-  /** Series prepared while planning, for a run that goes on in the same thread. */
+  /** Series prepared while planning, kept (keepPrepared) for a run that goes on in the same thread. */
   prepared: Map<number, PreparedMember>;
 }
 
@@ -254,7 +293,15 @@ export interface PlannedPanel {
  * their own, before the parts: runGlobalRound); then the series cut into parts of about PART_COST work units,
  * in upload order.
  */
-export function planPanel(input: TrainingInput, grouping: Grouping, seed: number, partUnits = PART_COST): PlannedPanel {
+export function planPanel(
+  input: TrainingInput,
+  grouping: Grouping,
+  seed: number,
+  options: { partUnits?: number; keepPrepared?: boolean; onPrepared?: (done: number, total: number) => void } = {},
+): PlannedPanel {
+  const partUnits = options.partUnits ?? PART_COST;
+  const prepared = new Map<number, PreparedMember>();
+  const outcomes: SeriesOutcome[] = [];
   const started = performance.now();
   const totalRows = grouping.groups.reduce((s, g) => s + g.rows.length, 0);
   const seriesPlanned = seriesPlan(grouping.groups.length, totalRows);
@@ -263,8 +310,12 @@ export function planPanel(input: TrainingInput, grouping: Grouping, seed: number
   const params = perSeries === undefined ? input.params : { ...input.params, maxKnownRows: perSeries };
   const members: PanelMember[] = grouping.groups.map((g, index) => {
     const sub = seriesInput(input.header, input.columns, params, grouping.keys, g.rows.map((i) => input.rows[i] as (string | null)[]));
-    const prepared = prepareMember(sub, seed, seriesPlanned);
-    return { index, key: g.key, rows: g.rows, input: sub, prepared, prep: prepared.prep };
+    const member = prepareMember(sub, seed, seriesPlanned);
+    // A series run elsewhere is prepared again there: only its sketch stays here.
+    if (options.keepPrepared) prepared.set(index, member);
+    if (!member.prep) outcomes.push(fallbackOutcome(index, sub, member.knownRows, member.note));
+    options.onPrepared?.(index + 1, grouping.groups.length);
+    return { index, key: g.key, rows: g.rows, input: sub, sketch: member.prep ? sketchOf(member.prep) : null };
   });
   const readMs = performance.now() - started;
   const global = globalTask(members, seed);
@@ -278,7 +329,7 @@ export function planPanel(input: TrainingInput, grouping: Grouping, seed: number
   const parts: PlannedPanel['parts'] = [];
   let current: { part: PanelPart; cost: number } | undefined;
   for (const m of members) {
-    if (!m.prep) continue;
+    if (!m.sketch) continue;
     if (!current || current.cost >= partUnits || current.part.members.length >= MAX_PART_SERIES) {
       current = {
         part: { header: input.header, columns: input.columns, params, seed, keys: grouping.keys, panel: { series: members.length, rows: totalRows }, globalRounds: global?.rounds.length ?? 0, globalSeason: global?.season ?? 1, members: [] },
@@ -288,16 +339,15 @@ export function planPanel(input: TrainingInput, grouping: Grouping, seed: number
     }
     const entries = entryOf.get(m.index);
     current.part.members.push({ index: m.index, rows: m.input.rows, ...(entries ? { global: entries } : {}) });
-    current.cost += m.prep.cost;
+    current.cost += m.sketch.cost;
   }
-  const outcomes = members.flatMap((m) => (m.prepared.prep ? [] : [fallbackOutcome(m.index, m.input, m.prepared.knownRows, m.prepared.note)]));
   const notes = perSeries === undefined ? [] : [`each series cut to its most recent ${perSeries} known rows (the row cap of ${cap} over ${members.length} series)`];
   return {
     plan: { header: input.header, keys: grouping.keys, keySource: grouping.source, params: input.params, seed, members: members.map((m) => ({ key: m.key, rows: m.rows })), notes, outcomes, readMs },
     global: global ? { task: global, roundCost: roundCost(global) } : null,
     parts,
     seriesPlan: seriesPlanned,
-    prepared: new Map(members.map((m) => [m.index, m.prepared])),
+    prepared,
   };
 }
 

@@ -54,7 +54,7 @@ export interface TrainingSetReport {
   /** Known rows kept for the engine, and how they were chosen. */
   known: number;
   forecast: number;
-  cap: { rows: number; rule: 'none' | 'DataRowsToConsider' | 'most recent' | 'seeded sample' };
+  cap: { rows: number; rule: 'none' | 'DataRowsToConsider' | 'most recent' | 'most recent per series' | 'seeded sample' };
   /** The memory estimate the budget was checked against. */
   estimateMb: number;
   budgetMb: number;
@@ -337,6 +337,55 @@ function goesBack(stamp: number[], last: number[]): boolean {
 const tooLarge = (needMb: number, budgetMb: number, why: string) =>
   new TrainingError('too_large', `This training needs about ${Math.ceil(needMb)} MB, budget ${budgetMb} MB (${why}); set DataRowsToConsider lower or upload fewer rows`);
 
+/** A row cap never cuts a series below this many of its most recent known rows (panel.ts, the same rule). */
+const MIN_ROWS_PER_SERIES = 24;
+
+/**
+ * The columns that name a series where the reader can tell them: the stated key, else the one text input (a
+ * detected key of one text column, the common long upload). Empty when it cannot: the engine then finds the
+ * key and cuts each series itself, after reading every row.
+ */
+function seriesKey(header: string[], columns: ColumnSpec[]): number[] {
+  const stated = columns.filter((c) => c.role === 'key');
+  const texts = columns.filter((c) => c.role === 'input' && c.kind === 'categorical');
+  const named = stated.length > 0 ? stated : texts.length === 1 ? texts : [];
+  return named.map((c) => header.indexOf(c.name));
+}
+
+/**
+ * Each series' most recent max(24, cap / series) known rows, in upload order. Null (no cut) unless every series'
+ * date parts never go back in upload order, so its last rows are its most recent.
+ */
+function recentPerSeries(known: RowStore, numeric: boolean[], keyColumns: number[], parts: number[], cap: number): { store: RowStore; perSeries: number } | null {
+  const order = known.order();
+  const seriesOf = (slot: number) => keyColumns.map((c) => (known.columns[c] as Column).get(slot) ?? '').join('\u0001');
+  const counts = new Map<string, number>();
+  const last = new Map<string, number[]>();
+  for (const slot of order) {
+    const series = seriesOf(slot);
+    counts.set(series, (counts.get(series) ?? 0) + 1);
+    const stamp = parts.map((c) => readPart((known.columns[c] as Column).get(slot)) ?? NaN);
+    if (!stamp.every(Number.isFinite)) return null;
+    const before = last.get(series);
+    if (before && goesBack(stamp, before)) return null;
+    last.set(series, stamp);
+  }
+  const perSeries = Math.max(MIN_ROWS_PER_SERIES, Math.floor(cap / counts.size));
+  const keep = new Array<boolean>(order.length).fill(false);
+  const taken = new Map<string, number>();
+  for (let k = order.length - 1; k >= 0; k--) {
+    const series = seriesOf(order[k] as number);
+    const n = taken.get(series) ?? 0;
+    if (n < perSeries) keep[k] = true;
+    taken.set(series, n + 1);
+  }
+  const store = new RowStore(numeric);
+  order.forEach((slot, k) => {
+    if (keep[k]) store.append(known.rowIndex[slot] as number, known.cells(slot));
+  });
+  return { store, perSeries };
+}
+
 /**
  * Reads the spool into compact columns, cuts it to the rows a model sees and materialises those rows for
  * the engine. Throws TrainingError('too_large') when the job would not fit its memory budget.
@@ -367,7 +416,7 @@ export async function loadTrainingSet(
   const sampling = rule === 'seeded sample';
   const random = mulberry32(params.seed !== undefined && Number.isFinite(params.seed) ? Math.trunc(params.seed) >>> 0 : SAMPLE_SEED);
 
-  const known = new RowStore(numeric, capRows);
+  let known = new RowStore(numeric, capRows);
   const forecast = new RowStore(numeric);
   // Known rows the engine will skip: kept only while nothing is capped, so an uncapped set reaches the
   // engine exactly as stored.
@@ -432,6 +481,12 @@ export async function loadTrainingSet(
   const kinds: TrainingSetReport['kinds'] = {};
   for (const d of detecting) kinds[header[d.c] as string] = d.numeric && d.filled ? 'numeric' : 'categorical';
   const columns = spool.columns.map((c) => (kinds[c.name] ? { ...c, kind: kinds[c.name] as ColumnSpec['kind'] } : c));
+  // Many series past the row cap: each cut here to the rows the engine would keep of it (panel.ts), so a panel
+  // of 10,000 series reaches the engine as 240,000 rows, not 1,200,000 (issue 34).
+  let perSeries = 0;
+  const seriesColumns = keyed && known.size > ceiling && check.partsByRank.length > 0 ? seriesKey(header, columns) : [];
+  const cut = seriesColumns.length > 0 ? recentPerSeries(known, numeric, seriesColumns, check.partsByRank, ceiling) : null;
+  if (cut) ({ store: known, perSeries } = cut);
   const kept = known.size + forecast.size + (skipped?.size ?? 0);
   const heldMb = (known.bytes() + forecast.bytes() + (skipped?.bytes() ?? 0)) / MB;
   const estimateMb = heldMb + engineEstimateMb(keyed ? Math.min(kept, ceiling) : kept, width);
@@ -439,7 +494,7 @@ export async function loadTrainingSet(
     rows,
     known: known.size,
     forecast: forecast.size,
-    cap: { rows: capRows === Infinity ? 0 : capRows, rule: seen > capRows ? rule : 'none' },
+    cap: perSeries > 0 ? { rows: perSeries, rule: 'most recent per series' } : { rows: capRows === Infinity ? 0 : capRows, rule: seen > capRows ? rule : 'none' },
     estimateMb: Math.round(estimateMb),
     budgetMb: limits.budgetMb,
     kinds,
@@ -466,6 +521,6 @@ export async function loadTrainingSet(
     if (best < 0) break;
     materialised.push(stores[best]!.cells(orders[best]![heads[best]!++]!));
   }
-  const engineParams = keyed && ceiling < known.size ? { ...params, maxKnownRows: ceiling } : params;
+  const engineParams = keyed && (ceiling < known.size || perSeries > 0) ? { ...params, maxKnownRows: ceiling } : params;
   return { input: { header, columns, rows: materialised, params: engineParams }, report };
 }

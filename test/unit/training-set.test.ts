@@ -6,6 +6,7 @@ import { SETS, toCsv } from '../../bench/forecast/datasets.js';
 import { openPGlite } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrator.js';
 import { loadTrainingSet, rowsThatFit, type TrainingLimits } from '../../src/training/training-set.js';
+import { trainModel } from '../../src/training/engine.js';
 import { TrainingError, type ColumnSpec } from '../../src/training/types.js';
 import { CURRENT, createTestContext, form, multipart } from '../support/helper.js';
 
@@ -99,13 +100,30 @@ describe('the training set read in the training thread', () => {
     expect(report).toMatchObject({ rows: 5003, known: 400, forecast: 3, cap: { rows: 400, rule: 'most recent' } });
   });
 
-  it('past TRAINING_MAX_ROWS many series in one upload (date parts going back) keep every series: the engine cuts each (issue 33)', async () => {
+  it('past TRAINING_MAX_ROWS many series in one upload (date parts going back) keep every series, each cut to the rows the engine keeps of it (issues 33, 34)', async () => {
     const one = monthly(300, 2);
     const rows = ['a', 'b', 'c'].flatMap((key) => one.map((r) => [key, ...r]));
     const columns: ColumnSpec[] = [{ name: 'store', role: 'input', kind: 'categorical' }, ...SERIES];
     const { input, report } = await loadTrainingSet({ path: spoolOf(rows), header: ['store', 'year', 'month', 'x', 'y'], columns }, {}, { ...LIMITS, maxRows: 400 });
-    expect(input.rows).toEqual(rows);
+    // max(24, 400 / 3) = 133 most recent known rows of each store, and its rows to forecast.
+    const kept = ['a', 'b', 'c'].flatMap((key) => one.slice(300 - 133).map((r) => [key, ...r]));
+    expect(input.rows).toEqual(kept);
     expect(input.params.maxKnownRows).toBe(400);
+    expect(report).toMatchObject({ known: 3 * 133, forecast: 6, cap: { rows: 133, rule: 'most recent per series' } });
+    // The engine, which cuts each series to the same rows, forecasts exactly as from every row.
+    const whole = trainModel({ header: input.header, columns: input.columns, rows, params: { maxKnownRows: 400 } });
+    const cut = trainModel(input);
+    const answers = (r: ReturnType<typeof trainModel>) => r.forecasts.map((f) => ({ values: f.values, intervals: f.intervals }));
+    expect(answers(cut)).toEqual(answers(whole));
+  });
+
+  it('leaves a panel whose series go back in time to the engine (it cuts each by date)', async () => {
+    const one = monthly(300, 2);
+    const backwards = [...one.slice(0, 300).reverse(), ...one.slice(300)];
+    const rows = ['a', 'b'].flatMap((key) => backwards.map((r) => [key, ...r]));
+    const columns: ColumnSpec[] = [{ name: 'store', role: 'key', kind: 'categorical' }, ...SERIES];
+    const { input, report } = await loadTrainingSet({ path: spoolOf(rows), header: ['store', 'year', 'month', 'x', 'y'], columns }, {}, { ...LIMITS, maxRows: 400 });
+    expect(input.rows).toEqual(rows);
     expect(report.cap.rule).toBe('none');
   });
 

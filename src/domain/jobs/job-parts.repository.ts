@@ -18,6 +18,8 @@ import { claimPendingJob, discardParts, failRunningJob, type ClaimedJob } from '
 export const PART_STATUS = { Queued: 0, Running: 1, Done: 2 } as const;
 /** A part that took its worker down this many times fails its job instead of taking another. */
 export const MAX_PART_ATTEMPTS = 3;
+/** Advance of a job once planned (the engine's PLANNING_SHARE); its units count the rest, up to 99 until it is Finished. */
+export const PLANNED_ADVANCE = 10;
 
 export type ClaimedUnit =
   | { kind: 'job'; job: ClaimedJob }
@@ -136,7 +138,7 @@ export function createJobPartsRepository(db: Kysely<Database>) {
       return db.transaction().execute(async (trx) => {
         const job = await trx
           .updateTable('jobs')
-          .set({ worker: null, heartbeat_at: now(), advance: 0 })
+          .set({ worker: null, heartbeat_at: now(), advance: PLANNED_ADVANCE })
           .where('id', '=', jobId)
           .where('worker', '=', worker)
           .where('status', '=', JOB_STATUS.Running)
@@ -216,8 +218,15 @@ export function createJobPartsRepository(db: Kysely<Database>) {
           .select([(eb) => eb.fn.countAll<string>().as('all'), (eb) => eb.fn.count<string>('part').filterWhere('status', '=', PART_STATUS.Done).as('done')])
           .where('job_id', '=', jobId)
           .executeTakeFirstOrThrow();
-        const advance = Math.min(99, Math.round((10_000 * Number(counts.done)) / Math.max(1, Number(counts.all))) / 100);
+        const share = Number(counts.done) / Math.max(1, Number(counts.all));
+        const advance = Math.min(99, Math.round(100 * (PLANNED_ADVANCE + (99 - PLANNED_ADVANCE) * share)) / 100);
         await trx.updateTable('jobs').set({ advance, updated_at: now() }).where('id', '=', jobId).where('status', '=', JOB_STATUS.Running).execute();
+        // The run's status record (GET /stat) moves with it.
+        await trx
+          .updateTable('stat_records')
+          .set({ advance, updated_at: now() })
+          .where('id', '=', (eb) => eb.selectFrom('job_plans').select('stat_id').where('job_id', '=', jobId))
+          .execute();
         return true;
       });
     },
