@@ -85,6 +85,8 @@ export interface Runner {
 }
 
 const MB = 1024 * 1024;
+/** How often an idle runner looks again while units of a job in parts are queued or running anywhere. */
+const BUSY_POLL_MS = 100;
 /** A panel is spread over the queue from this many parts; fewer are trained where they were planned. */
 const MIN_PARTS = 2;
 
@@ -369,11 +371,13 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     }
   }
 
-  /** Claims until the pool is full or the queue empty; each unit runs in the background. */
-  async function fill(): Promise<void> {
+  /** Claims until the pool is full or the queue empty, each unit in the background; answers how soon to look again. */
+  async function fill(): Promise<number> {
     while (!stopping && running.size < options.concurrency) {
       const unit: ClaimedUnit | undefined = deps.parts ? await deps.parts.claimNext(workerId) : await deps.queue.claimNext(workerId).then((job) => (job ? { kind: 'job' as const, job } : undefined));
-      if (!unit) return;
+      // While a job in parts runs anywhere its next units appear at any moment (a stage ends, a part is planned
+      // or reclaimed): a thread left idle a whole poll would cost the job up to that long at each stage.
+      if (!unit) return deps.parts && (await deps.parts.inProgress()) ? BUSY_POLL_MS : pollMs;
       const run = unit.kind === 'job' ? runJob(unit.job) : unit.kind === 'part' ? runPart(unit) : runAssembly(unit.jobId);
       // A unit's own failure is recorded where it happens; what escapes (the database gone while it ended) must not end the process.
       const task = run.catch(() => undefined).finally(() => {
@@ -382,13 +386,17 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       });
       active.add(task);
     }
+    return pollMs;
   }
 
   function schedule(delay: number) {
     if (stopping) return;
     clearTimeout(pollTimer);
     pollTimer = setTimeout(() => {
-      inFlight = inFlight.then(fill).catch(() => undefined).finally(() => schedule(pollMs));
+      inFlight = inFlight.then(fill).then(
+        (next) => schedule(next),
+        () => schedule(pollMs),
+      );
     }, delay);
   }
 

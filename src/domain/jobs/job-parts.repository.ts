@@ -169,6 +169,12 @@ export function createJobPartsRepository(db: Kysely<Database>) {
       });
     },
 
+    /** Whether units of a job in parts are queued or running anywhere (an idle runner then looks again soon). */
+    async inProgress(): Promise<boolean> {
+      const row = await db.selectFrom('job_parts').select('part').where('status', 'in', [PART_STATUS.Queued, PART_STATUS.Running]).limit(1).executeTakeFirst();
+      return row !== undefined;
+    },
+
     /** The global model's task of a job in parts (read by each of its rounds). */
     async globalTask(jobId: number): Promise<string | null> {
       const row = await db.selectFrom('job_plans').select('global').where('job_id', '=', jobId).executeTakeFirst();
