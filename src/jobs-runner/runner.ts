@@ -85,7 +85,7 @@ export interface Runner {
 }
 
 const MB = 1024 * 1024;
-/** How often an idle runner looks again while units of a job in parts are queued or running anywhere. */
+/** How often an idle runner looks again while a job trains anywhere (its units may be queued at any moment). */
 const BUSY_POLL_MS = 100;
 /** A panel is spread over the queue from this many parts; fewer are trained where they were planned. */
 const MIN_PARTS = 2;
@@ -375,8 +375,8 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
   async function fill(): Promise<number> {
     while (!stopping && running.size < options.concurrency) {
       const unit: ClaimedUnit | undefined = deps.parts ? await deps.parts.claimNext(workerId) : await deps.queue.claimNext(workerId).then((job) => (job ? { kind: 'job' as const, job } : undefined));
-      // While a job in parts runs anywhere its next units appear at any moment (a stage ends, a part is planned
-      // or reclaimed): a thread left idle a whole poll would cost the job up to that long at each stage.
+      // While a job trains or a job in parts runs anywhere, units appear at any moment (a plan is stored, a stage
+      // ends, a part is reclaimed): a thread left idle a whole poll would cost the job up to that long each time.
       if (!unit) return deps.parts && (await deps.parts.inProgress()) ? BUSY_POLL_MS : pollMs;
       const run = unit.kind === 'job' ? runJob(unit.job) : unit.kind === 'part' ? runPart(unit) : runAssembly(unit.jobId);
       // A unit's own failure is recorded where it happens; what escapes (the database gone while it ended) must not end the process.

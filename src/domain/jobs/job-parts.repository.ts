@@ -169,10 +169,15 @@ export function createJobPartsRepository(db: Kysely<Database>) {
       });
     },
 
-    /** Whether units of a job in parts are queued or running anywhere (an idle runner then looks again soon). */
+    /**
+     * Whether units may appear at any moment (an idle runner then looks again soon): units of a job in parts are
+     * queued or running anywhere, or a job is being trained or planned (a plan's units are queued when it ends).
+     */
     async inProgress(): Promise<boolean> {
-      const row = await db.selectFrom('job_parts').select('part').where('status', 'in', [PART_STATUS.Queued, PART_STATUS.Running]).limit(1).executeTakeFirst();
-      return row !== undefined;
+      const part = await db.selectFrom('job_parts').select('part').where('status', 'in', [PART_STATUS.Queued, PART_STATUS.Running]).limit(1).executeTakeFirst();
+      if (part) return true;
+      const job = await db.selectFrom('jobs').select('id').where('status', '=', JOB_STATUS.Running).where('worker', 'is not', null).limit(1).executeTakeFirst();
+      return job !== undefined;
     },
 
     /** The global model's task of a job in parts (read by each of its rounds). */
