@@ -4,12 +4,9 @@
  * same environment, each process's CPU seconds (/proc/<pid>/stat utime + stime, every thread) and peak RSS
  * (/proc/<pid>/status VmHWM), and the job's parts and log lines in its database (the profile of a job in parts).
  */
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, Client, multipartBody, SECRET_KEY, startApi, startWorker, TZ, CURRENT, type FaultDatabase, type ServiceProcess } from '../../test/faults/support.js';
+import { Client, multipartBody, startApi, startWorker, TZ, CURRENT, type FaultDatabase, type ServiceProcess } from '../../test/faults/support.js';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const TICKS_PER_SECOND = 100;
@@ -26,50 +23,8 @@ export function worker(db: FaultDatabase, env: Record<string, string> = {}): Pro
 
 /** An API process of another checkout (its own src/, node_modules linked) with the environment of `api`. */
 export async function apiAt(root: string, db: FaultDatabase, env: Record<string, string> = {}): Promise<{ pid: number; baseUrl: string; stop(): Promise<void> }> {
-  const dataDir = path.join(os.tmpdir(), `mtcs-parts-b-${randomBytes(4).toString('hex')}`);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd: root,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      TMPDIR: os.tmpdir(),
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATABASE_URL: db.url,
-      DATA_DIR: dataDir,
-      ADMIN_EMAIL,
-      ADMIN_PASSWORD,
-      SECRET_KEY,
-      SMTP_URL: '',
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_LOGIN: '100000',
-      WORKERS: '1',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stderr.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-5000)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout.on('data', (c: Buffer) => {
-      output = (output + c.toString()).slice(-5000);
-      const match = /Listening on http:\/\/[^:\s]+:(\d+)/.exec(output);
-      if (match) resolve(Number(match[1]));
-    });
-    void exited.then(() => reject(new Error(`API of ${root} exited before it was ready:\n${output}`)));
-  });
-  return {
-    pid: child.pid!,
-    baseUrl: `http://127.0.0.1:${port}`,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      const forced = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(forced);
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+  const service = await startApi({ databaseUrl: db.url, env: { WORKERS: '1', ...env }, root });
+  return { pid: service.pid, baseUrl: service.baseUrl, stop: () => service.stop() };
 }
 
 /** CPU seconds the process has used so far, all its threads (user + system); with `tid`, that thread's alone (tid = pid: the main thread). */

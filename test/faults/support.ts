@@ -170,6 +170,8 @@ export interface ServiceProcess {
 export interface SpawnOptions {
   databaseUrl: string;
   env?: Record<string, string>;
+  /** The checkout whose src/ runs (default this one): benchmarks start another commit's service with it. */
+  root?: string;
 }
 
 const running = new Set<ServiceProcess>();
@@ -204,7 +206,7 @@ function spawnService(kind: 'api' | 'worker', options: SpawnOptions, ready: RegE
   const script = kind === 'api' ? 'src/server.ts' : 'src/worker.ts';
   const env = serviceEnv(options, kind === 'worker' ? { WORKERS: '1' } : {});
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    cwd: ROOT,
+    cwd: options.root ?? ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
