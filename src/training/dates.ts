@@ -149,6 +149,17 @@ export function timelineFromParts(rows: (PartValues | null)[], present: DatePart
 
 /** Same as one timelineFromParts step, for a single row whose carry is known (generation/predict). */
 export function dateFromParts(row: PartValues, coarsest: DatePart, carry: number): DateTime | null {
+  // The same memo as parseDate: a panel's series share their dates, and each is built once per series read
+  // (the whole upload's analysis, then each series' own); luxon's fromObject was most of a panel's planning.
+  const key = parseCache ? `\u0002${coarsest}\u0001${carry}\u0001${row.year}\u0001${row.month}\u0001${row.day}\u0001${row.hour}\u0001${row.minute}` : '';
+  const cached = parseCache?.get(key);
+  if (cached !== undefined) return cached;
+  const result = buildFromParts(row, coarsest, carry);
+  parseCache?.set(key, result);
+  return result;
+}
+
+function buildFromParts(row: PartValues, coarsest: DatePart, carry: number): DateTime | null {
   let base = DateTime.fromObject({ year: PART_MIN.year, month: 1, day: 1 }, { zone: 'utc' });
   if (coarsest === 'month') base = base.plus({ years: carry });
   else if (coarsest === 'day') base = base.plus({ months: carry });
