@@ -267,6 +267,9 @@ const roundCost = (task: GlobalTask) => (4 * Math.max(1, task.series.reduce((s, 
 
 /** A row cap never cuts a series below this many of its most recent known rows. */
 const MIN_ROWS_PER_SERIES = 24;
+
+/** Known rows each of `series` series keeps under a row cap of `cap` (the reader cuts by the same rule, training-set.ts). */
+export const rowsPerSeries = (cap: number, series: number) => Math.max(MIN_ROWS_PER_SERIES, Math.floor(cap / series));
 /**
  * Work units a part aims at (the local families' scale, a naive fit is 1): about two seconds of one training
  * thread on this project's 2-core machine (1,000 monthly series: 31,000 units in 14 s), so another user's job
@@ -306,7 +309,7 @@ export function planPanel(
   const totalRows = grouping.groups.reduce((s, g) => s + g.rows.length, 0);
   const seriesPlanned = seriesPlan(grouping.groups.length, totalRows);
   const cap = input.params.maxKnownRows;
-  const perSeries = cap !== undefined && totalRows > cap ? Math.max(MIN_ROWS_PER_SERIES, Math.floor(cap / grouping.groups.length)) : undefined;
+  const perSeries = cap !== undefined && totalRows > cap ? rowsPerSeries(cap, grouping.groups.length) : undefined;
   const params = perSeries === undefined ? input.params : { ...input.params, maxKnownRows: perSeries };
   const members: PanelMember[] = grouping.groups.map((g, index) => {
     const sub = seriesInput(input.header, input.columns, params, grouping.keys, g.rows.map((i) => input.rows[i] as (string | null)[]));

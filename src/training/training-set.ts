@@ -20,6 +20,7 @@ import { stat } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { PART_ORDER } from './dates.js';
 import { readPart } from './encoder.js';
+import { rowsPerSeries } from './panel.js';
 import { mulberry32 } from './prng.js';
 import { TrainingError, type ColumnSpec, type DatePart, type TrainingInput, type TrainingParams } from './types.js';
 import { isEmptyCell, parseNumber } from './values.js';
@@ -337,9 +338,6 @@ function goesBack(stamp: number[], last: number[]): boolean {
 const tooLarge = (needMb: number, budgetMb: number, why: string) =>
   new TrainingError('too_large', `This training needs about ${Math.ceil(needMb)} MB, budget ${budgetMb} MB (${why}); set DataRowsToConsider lower or upload fewer rows`);
 
-/** A row cap never cuts a series below this many of its most recent known rows (panel.ts, the same rule). */
-const MIN_ROWS_PER_SERIES = 24;
-
 /**
  * The columns that name a series where the reader can tell them: the stated key, else the one text input (a
  * detected key of one text column, the common long upload). Empty when it cannot: the engine then finds the
@@ -370,7 +368,7 @@ function recentPerSeries(known: RowStore, numeric: boolean[], keyColumns: number
     if (before && goesBack(stamp, before)) return null;
     last.set(series, stamp);
   }
-  const perSeries = Math.max(MIN_ROWS_PER_SERIES, Math.floor(cap / counts.size));
+  const perSeries = rowsPerSeries(cap, counts.size);
   const keep = new Array<boolean>(order.length).fill(false);
   const taken = new Map<string, number>();
   for (let k = order.length - 1; k >= 0; k--) {
