@@ -11,9 +11,11 @@ import { claimPendingJob, discardParts, failRunningJob, type ClaimedJob } from '
  * A part whose worker stops beating is queued again (recoverStaleParts); one that took its worker down
  * MAX_PART_ATTEMPTS times fails its job, as a whole job would (job-queue.repository.ts recoverStale).
  *
- * We keep our own tables rather than pg-boss or Graphile Worker: both need a real Postgres server
- * (LISTEN/NOTIFY, their own schema and maintenance loops) while the embedded PGlite must run the same queue,
- * and a part is claimed beside the job row it belongs to, with its status codes, in one transaction.
+ * We keep our own tables rather than pg-boss or Graphile Worker: the embedded PGlite must run the same queue,
+ * and pg-boss runs there only through an executor that writes parameter values into the SQL text
+ * (timgit/pg-boss#563) while Graphile Worker needs a Postgres server (LISTEN/NOTIFY); neither orders claims by
+ * owner turns with a stage that waits for another; and a part is claimed beside the job row it belongs to,
+ * with its status codes, in one transaction.
  */
 export const PART_STATUS = { Queued: 0, Running: 1, Done: 2 } as const;
 /** A part that took its worker down this many times fails its job instead of taking another. */
