@@ -109,6 +109,18 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
   const spoolReady = prepareSpoolDir(spoolDir);
   spoolReady.catch(() => undefined);
 
+  /** Beats every heartbeatMs while a unit runs; the unit stops (controller) once the beat says it is no longer ours. */
+  function beatWhile(controller: AbortController, beat: () => Promise<boolean>): NodeJS.Timeout {
+    return setInterval(() => {
+      beat().then(
+        (owned) => {
+          if (!owned) controller.abort();
+        },
+        () => undefined,
+      );
+    }, heartbeatMs);
+  }
+
   async function runJob(job: ClaimedJob): Promise<void> {
     const controller = new AbortController();
     running.set(controller, job.id);
@@ -119,14 +131,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     let lastWrite = 0;
     let statId: number | undefined;
     const spoolPath = join(spoolDir, spoolFileName(`job-${job.id}.tsv`));
-    const beat = setInterval(() => {
-      deps.queue.heartbeat(job.id, workerId).then(
-        (owned) => {
-          if (!owned) controller.abort();
-        },
-        () => undefined,
-      );
-    }, heartbeatMs);
+    const beat = beatWhile(controller, () => deps.queue.heartbeat(job.id, workerId));
     try {
       statId = await deps.stats.open({
         name: `train job ${job.id}`,
@@ -279,14 +284,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     const controller = new AbortController();
     running.set(controller, unit.jobId);
     let peakThreadBytes = 0;
-    const beat = setInterval(() => {
-      parts.heartbeatPart(unit.jobId, unit.part, workerId).then(
-        (owned) => {
-          if (!owned) controller.abort();
-        },
-        () => undefined,
-      );
-    }, heartbeatMs);
+    const beat = beatWhile(controller, () => parts.heartbeatPart(unit.jobId, unit.part, workerId));
     try {
       let task: JobUnit;
       if (unit.stage === 1) {
@@ -330,14 +328,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     const parts = deps.parts as JobPartsRepository;
     const controller = new AbortController();
     running.set(controller, jobId);
-    const beat = setInterval(() => {
-      deps.queue.heartbeat(jobId, workerId).then(
-        (owned) => {
-          if (!owned) controller.abort();
-        },
-        () => undefined,
-      );
-    }, heartbeatMs);
+    const beat = beatWhile(controller, () => deps.queue.heartbeat(jobId, workerId));
     let job: (ClaimedJob & { startedAt: number }) | undefined;
     try {
       job = await parts.assemblyJob(jobId);
