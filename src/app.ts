@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { documentRoute, documentTags, errorEnvelope, replyContract, toOpenApiSchema } from './http/contract.js';
 import { edgeServerOptions, limitBodyPauses, lingerAfterEarlyReplies, refuseAnnouncedOversize, trustProxyOption } from './http/edge.js';
 import { registerErrorHandling } from './http/errors.js';
-import { loggerOptions, redactingChild, RequestLogLines } from './http/logging.js';
+import { loggerOptions, redactingChild, requestLoggerFactory, RequestLogLines } from './http/logging.js';
 import type { Logger } from 'pino';
 import { multipartFieldsHook } from './http/multipart-fields.js';
 import { registerVersions, VERSION_PREFIXES } from './http/version-router.js';
@@ -66,6 +66,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(options.logger ? { loggerInstance: redactingChild(options.logger) } : { logger: loggerOptions(config.logLevel) }),
     logController: new RequestLogLines(),
+    childLoggerFactory: requestLoggerFactory,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w-]{1,64}$/.test(given) ? given : randomUUID();
