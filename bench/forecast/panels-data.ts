@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { DATA_DIR } from './datasets.js';
+import { DATA_DIR, DATA_DIR_V1 } from './datasets.js';
 
 const require = createRequire(import.meta.url);
 
@@ -419,4 +419,90 @@ export const PANELS: Record<string, () => Panel> = {
   'employment-wide': employmentWide,
   'crimea-wide': crimeaWide,
   'mortality-wide': mortalityWide,
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Validation panels (BENCH_PANELS_EXTRA=1): other real panels from the same npm packages, never among the 13
+// above, on which a change to the engine's per-series selection must not do worse (a check that a rule measured
+// on the 13 is not fitted to them). Reported apart from the 13.
+
+/** vega-datasets unemployment-across-industries.json again, as the unemployment rate (%) of the 14 industries. */
+function unemploymentRate(): Panel {
+  const records = vegaJson<{ series: string; year: number; month: number; rate: number }>('unemployment-across-industries.json');
+  return long({
+    id: 'unemployment-rate',
+    label: 'Unemployment rate by industry, monthly',
+    source: 'vega-datasets unemployment-across-industries.json (rate)',
+    frequency: 'monthly',
+    season: 12,
+    h: 12,
+    keys: ['industry'],
+    value: 'rate',
+    series: groupBy(records, (r) => [r.series], (r) => `${r.year}-${pad(r.month)}-01`, (r) => r.rate),
+  });
+}
+
+/** vega-datasets gapminder.json: a gapminder column other than life expectancy, by country, every 5 years. */
+function gapminderColumn(column: 'fertility' | 'pop'): Panel {
+  const records = vegaJson<{ year: number; country: string; fertility: number; pop: number }>('gapminder.json');
+  return long({
+    id: `gapminder-${column}`,
+    label: `${column === 'pop' ? 'Population' : 'Fertility'} by country, 5-yearly`,
+    source: `vega-datasets gapminder.json (${column})`,
+    frequency: '5-yearly',
+    season: 1,
+    h: 2,
+    keys: ['country'],
+    value: column,
+    series: groupBy(records, (r) => [r.country], (r) => `${r.year}-01-01`, (r) => r[column]),
+  });
+}
+
+/** vega-datasets weather.csv: another daily column of the two cities (minimum temperature, wind). */
+function weatherColumn(column: 'temp_min' | 'wind'): Panel {
+  const records = vegaCsv('weather.csv');
+  return long({
+    id: `weather-${column.replace('_', '-')}`,
+    label: `Daily ${column === 'wind' ? 'wind' : 'minimum temperature'}, two cities`,
+    source: `vega-datasets weather.csv (${column})`,
+    frequency: 'daily',
+    season: 7,
+    h: 28,
+    keys: ['location'],
+    value: column,
+    series: groupBy(records, (r) => [r.location!], (r) => r.date!, (r) => Number(r[column])),
+  });
+}
+
+/** vega-datasets (v1) flights-3m.csv: flights per day from the 8 busiest origins, 2001-01-01 to 03-31 (dates MMDDhhmm). */
+function flightsDaily(): Panel {
+  const counts = new Map<string, Map<string, number>>();
+  for (const r of readCsv(join(DATA_DIR_V1, 'flights-3m.csv'))) {
+    const day = `2001-${r.date!.slice(0, 2)}-${r.date!.slice(2, 4)}`;
+    let days = counts.get(r.origin!);
+    if (!days) counts.set(r.origin!, (days = new Map()));
+    days.set(day, (days.get(day) ?? 0) + 1);
+  }
+  const busiest = [...counts.entries()].sort((a, b) => [...b[1].values()].reduce((x, y) => x + y, 0) - [...a[1].values()].reduce((x, y) => x + y, 0)).slice(0, 8);
+  const all = [...new Set(busiest.flatMap(([, days]) => [...days.keys()]))].sort();
+  return long({
+    id: 'flights-daily',
+    label: 'Flights per day from the 8 busiest origins',
+    source: 'vega-datasets v1 flights-3m.csv (counted per origin and day)',
+    frequency: 'daily',
+    season: 7,
+    h: 14,
+    keys: ['origin'],
+    value: 'flights',
+    series: busiest.map(([origin, days]) => ({ key: [origin], dates: all, values: all.map((d) => days.get(d) ?? 0) })),
+  });
+}
+
+export const EXTRA_PANELS: Record<string, () => Panel> = {
+  'unemployment-rate': unemploymentRate,
+  'gapminder-fertility': () => gapminderColumn('fertility'),
+  'gapminder-pop': () => gapminderColumn('pop'),
+  'weather-temp-min': () => weatherColumn('temp_min'),
+  'weather-wind': () => weatherColumn('wind'),
+  'flights-daily': flightsDaily,
 };

@@ -16,7 +16,8 @@ import { DEFAULT_DEVIATION_TARGET, DEFAULT_LEARNING_RATE, hiddenLayerCount } fro
 import { familiesFor } from './models/candidates.js';
 import type { FamilyParams, FitRows, ModelFamily, SeriesInfo } from './models/model.js';
 import { ProgressReporter, type EngineHooks } from './progress.js';
-import { bestNaive, chooseWinner, scoreFamilies, type Scored, type Winner } from './selection.js';
+import { levelStationary } from './models/sarima-search.js';
+import { bestNaive, chooseWinner, LEVEL_NAMES, scoreFamilies, type Scored, type SelectionOptions, type Winner } from './selection.js';
 import { futureRows, invalid, timeIndex, type Analysis } from './series.js';
 import type { ColumnSpec, OutputSelection, TrainedModelV2, TrainingInput, TrainingParams, TrainingResult } from './types.js';
 import { countDecimals, parseNumber } from './values.js';
@@ -164,6 +165,8 @@ export interface PreparedSeries {
   features: number[][];
   backtest: Backtest;
   plan: { col: ColumnSpec; families: ModelFamily[] }[];
+  /** How the winner is chosen among the scored candidates (the series plan's). */
+  selection: SelectionOptions;
   /** Work units of every fit this series will run (the progress bar's share). */
   cost: number;
 }
@@ -172,6 +175,8 @@ export interface PreparedSeries {
 export interface SeriesPlan {
   choose: FamilyChoice;
   windows: number;
+  /** Options of the winner's choice (selection.ts chooseWinner); none: one series' defaults. */
+  selection?: SelectionOptions;
 }
 
 /**
@@ -205,14 +210,24 @@ export function prepareSeries(input: TrainingInput, analysis: Analysis, seed: nu
   const minFit = Math.max(4, Math.min(2 * info.season + 2, Math.floor(n / 2)));
   const backtest: Backtest = info.timeOrdered ? rollingOrigin(knownTimes, info.horizon, minFit, plan.windows) : kFold(n, seed);
   if (backtest.splits.length === 0) throw invalid(`Too few known rows to test a model: ${n}`);
-  const outputs = analysis.columns.filter((c) => c.role === 'output').map((col) => ({ col, families: plan.choose(col.kind, info, n) }));
+  const selection = plan.selection ?? {};
+  const outputs = analysis.columns
+    .filter((c) => c.role === 'output')
+    .map((col) => ({ col, families: withoutUnfitLevels(plan.choose(col.kind, info, n), col, analysis, info, selection) }));
   // Weighted by each family's own cost estimate, over the families that apply, so Advance moves evenly.
   const windows = backtest.splits.length;
   const cost = outputs.reduce(
     (sum, p) => sum + p.families.filter((f) => f.applies(info, n)).reduce((s, f) => s + f.cost(info, n, false) * windows + f.cost(info, n, true), 0),
     0,
   );
-  return { input, analysis, placement, params, familyParams: familyParams(params), names, space, features, backtest, plan: outputs, cost };
+  return { input, analysis, placement, params, familyParams: familyParams(params), names, space, features, backtest, plan: outputs, selection, cost };
+}
+
+/** An output's families less the level families where the plan asks for a level-stationary series and this one is not. */
+function withoutUnfitLevels(families: ModelFamily[], col: ColumnSpec, analysis: Analysis, info: SeriesInfo, selection: SelectionOptions): ModelFamily[] {
+  if (!selection.levelsOnlyWhenStationary || col.kind !== 'numeric' || !info.timeOrdered) return families;
+  const values = analysis.known.map((i) => parseNumber((analysis.readers[i] as CellReader)(col.name)) as number);
+  return levelStationary(values) ? families : families.filter((f) => !LEVEL_NAMES.has(f.name));
 }
 
 /** The target values of an output on the known rows (numbers, or trimmed labels). */
@@ -240,7 +255,7 @@ export function scoreSeries(prep: PreparedSeries, meter: WorkMeter, extra: (colu
     const cells = prep.analysis.known.map((i) => (prep.analysis.readers[i] as CellReader)(col.name) ?? '');
     const data: FitRows = { time: knownTimes, features: prep.features, target: targetOf(prep, col) };
     const scored = [...scoreFamilies(families, data, prep.backtest, info, (family, fitRows) => context(col.name, family, fitRows)), ...extra(col.name)];
-    const winner = chooseWinner(scored, prep.backtest, data, col.kind);
+    const winner = chooseWinner(scored, prep.backtest, data, col.kind, prep.selection);
     const decimals = col.kind === 'numeric' ? cells.reduce((m, c) => Math.max(m, countDecimals(c)), 0) : 0;
     return { column: col.name, kind: col.kind, decimals, data, scored, winner };
   });

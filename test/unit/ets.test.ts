@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { describeEts, etsFamily, etsForecast, fitEts, formsFor } from '../../src/training/models/ets.js';
+import { thetaFamily } from '../../src/training/models/theta.js';
 import { noise, rowsOf, seasonContext, terminateWhileFitting } from './family-support.js';
 
 
@@ -22,6 +23,24 @@ function knownSeries() {
 }
 
 const ahead = (state: ReturnType<typeof fitEts>, steps: number[]) => steps.map((h) => etsForecast(state, h));
+
+describe('ETS and Theta on short series (issue 33)', () => {
+  it('apply from five rows, where the simplest form has two degrees of freedom left, and forecast the level', () => {
+    const info = seasonContext(1).info;
+    expect(etsFamily.applies(info, 4)).toBe(false);
+    expect(thetaFamily.applies(info, 4)).toBe(false);
+    const rows = rowsOf([50.1, 51.2, 52.0, 52.9, 54.1]);
+    for (const family of [etsFamily, thetaFamily]) {
+      expect(family.applies(info, 5)).toBe(true);
+      const forecast = family.fit(rows, seasonContext(1)).predict({ time: [5, 6], features: [[], []] }) as number[];
+      for (const v of forecast) expect(v).toBeGreaterThan(50);
+      for (const v of forecast) expect(v).toBeLessThan(60);
+    }
+    // Five rows leave AICc room for simple exponential smoothing only; six for Holt's trend too.
+    expect(fitEts([1, 2, 3, 4, 5], 0, 1, formsFor({ season: 1 }, 5)).form.trend).toBe('none');
+    expect(fitEts([1, 2, 3, 4, 5, 6], 0, 1, formsFor({ season: 1 }, 6)).form.trend).toBe('additive');
+  });
+});
 
 describe('ETS family: the answers statsmodels gives', () => {
   const { level, damped, seasonal } = knownSeries();

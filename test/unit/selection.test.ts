@@ -43,6 +43,17 @@ describe('model selection: combinations of the best candidates (issue 28)', () =
     expect(winner.error).toBe(0);
   });
 
+  it('leaves the level families out of combinations when a panel asks (issue 33), yet lets one win alone', () => {
+    // a and b err in opposite directions; the level family `mean` ranks second: by default it joins a's
+    // combination, which a panel's series never lets it do (the next non-level candidate, b, joins instead).
+    const candidates = [scored('a', [1, 1, 1, 1]), scored('mean', [-1.5, -1.5, -1.5, -1.5]), scored('b', [-2, -2, -2, -2])];
+    const members = (winner: ReturnType<typeof chooseWinner>) => winner.members.map((m) => m.family.name);
+    expect(members(chooseWinner(candidates, backtest, data, 'numeric'))).toEqual(['a', 'mean']);
+    expect(members(chooseWinner(candidates, backtest, data, 'numeric', { levelsInCombinations: false }))).toEqual(['a', 'b']);
+    const alone = [scored('median', [1, 0, 0, 0]), scored('a', [2, 2, 2, 2]), scored('b', [3, 3, 3, 3])];
+    expect(members(chooseWinner(alone, backtest, data, 'numeric', { levelsInCombinations: false }))).toEqual(['median']);
+  });
+
   it('keeps a single candidate that no combination beats', () => {
     const winner = chooseWinner([scored('a', [1, 0, 0, 0]), scored('b', [2, 2, 2, 2]), scored('c', [3, 3, 3, 3])], backtest, data, 'numeric');
     expect(winner.combine).toBeUndefined();

@@ -23,7 +23,14 @@ import { nelderMead } from './simplex.js';
 const MAX_SEASON = 60;
 /** Fitted history: the last steps only, so a long upload costs as much as this one. */
 const MAX_HISTORY = 2000;
-const MIN_ROWS = 8;
+/**
+ * Rows an ETS fit needs: five leave simple exponential smoothing (alpha and l0) two degrees of freedom, and each
+ * richer form joins where AICc's own bound n > k + 1 lets it (Holt at six, damped at seven, formsFor + fitForm).
+ * Eight shut ETS out of every window of a short series' backtest (an annual or census panel of 9 to 15 values,
+ * issue 33), where R's ets fits; with five: US population by age x sex 2.81 -> 2.61 mean MASE
+ * (docs/benchmarks.md, panels).
+ */
+const MIN_ROWS = 5;
 const PHI_LOW = 0.8;
 const PHI_HIGH = 0.98;
 

@@ -70,6 +70,14 @@ export function kpss(x: number[]): number {
 const KPSS_CRITICAL = 0.463;
 
 /**
+ * Whether a series may be read as a level with noise: the KPSS test at 5% (the one chooseDifferencing decides d
+ * by) does not reject level-stationarity; a series of fewer than 8 values, or a constant one, is not tested.
+ */
+export function levelStationary(x: number[]): boolean {
+  return !(x.length >= 8 && variance(x) > 0 && kpss(x) > KPSS_CRITICAL);
+}
+
+/**
  * Seasonal strength Fs = max(0, 1 - var(remainder) / var(season + remainder)) after removing a centred
  * moving-average trend (a cheap stand-in for STL's, as auto.arima uses with the threshold 0.64).
  */

@@ -17,7 +17,8 @@ import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows } from 
 import { lineThrough } from './closed-forms.js';
 
 const MAX_SEASON = 60;
-const MIN_ROWS = 8;
+/** Rows a Theta fit needs: its SES and line (the drift) on five, as ETS's simplest form (ets.ts MIN_ROWS). */
+const MIN_ROWS = 5;
 
 export interface ThetaState {
   version: 1;

@@ -1,0 +1,233 @@
+/**
+ * A study of per-series selection on the panels (issue 33): for every series of every panel, each candidate's
+ * backtest predictions (as the engine scores them, with the global model's), its forecast of the hidden values
+ * (each candidate refitted on every known row, as finishSeries does for a winner), and the engine's own forecast.
+ * A selection rule (pooled across a panel's series, a fixed combination, ...) can then be tried offline on the
+ * stored candidates in seconds, without refitting anything; the rules kept in selection.ts were measured so.
+ * Scores are the panel benchmark's (panels.ts: MASE on the hidden values, the seasonal naive's in-sample scale).
+ *
+ *   npx tsx bench/forecast/panels-study.ts collect [regex]   writes bench/.out/panels-study.json (panels by id)
+ *   npx tsx bench/forecast/panels-study.ts                   per panel: the engine, the oracle, each family alone
+ * BENCH_PANELS_EXTRA=1 collects the validation panels (panels-data.ts EXTRA_PANELS) too, marked as such.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CellReader } from '../../src/training/encoder.js';
+import { precomputedGlobalFamily, type GlobalForecastState } from '../../src/training/models/global-forecast.js';
+import { detectKeys, planPanel, runGlobalRounds, seriesPlan } from '../../src/training/panel.js';
+import type { GlobalResult } from '../../src/training/panel-part.js';
+import { backtestError, combineRow, type Scored } from '../../src/training/selection.js';
+import { analyse } from '../../src/training/series.js';
+import { finishSeries, prepareSeries, scoreSeries, WorkMeter, type OutputRun, type PreparedSeries } from '../../src/training/series-run.js';
+import { parseNumber } from '../../src/training/values.js';
+import { withDateCache } from '../../src/training/dates.js';
+import { trainingInputOf } from './panels-child.js';
+import { EXTRA_PANELS, PANELS, uploadOf, type Panel } from './panels-data.js';
+import { OUT } from './panels-ours.js';
+
+export interface Candidate {
+  name: string;
+  error: number | null;
+  /** Backtest predictions per split. */
+  bt: number[][] | null;
+  /** Forecast of the hidden values (null: not refitted). */
+  final: number[] | null;
+}
+
+export interface StudySeries {
+  panel: string;
+  extra: boolean;
+  key: string;
+  /** The bench's MASE scale (panels.ts scaleOf). */
+  scale: number;
+  /** MAE of the one-step naive on the known rows (the engine's panel scale). */
+  naiveScale: number;
+  known: number;
+  /** The known values (the engine's target rows). */
+  y: number[];
+  truth: number[];
+  /** Backtest: the actual values of each split's test rows. */
+  btActual: number[][];
+  /** Backtest steps (1-based) of each split's test rows. */
+  btSteps: number[][];
+  candidates: Candidate[];
+  engine: number[];
+}
+
+const FILE = join(OUT, 'panels-study.json');
+
+function scaleOf(known: number[], lag: number): number {
+  let sum = 0;
+  for (let t = lag; t < known.length; t++) sum += Math.abs(known[t]! - known[t - lag]!);
+  return sum / Math.max(1, known.length - lag);
+}
+
+function globalScored(prep: PreparedSeries, column: string, s: number, rounds: number, global: GlobalResult): Scored | null {
+  const splits = prep.backtest.splits;
+  const predictions = splits.map((_, k) => global.predictions[rounds - 1 - splits.length + k]![s]!);
+  if (predictions.some((p, k) => p.length !== splits[k]!.test.length || p.some((v) => !Number.isFinite(v)))) return null;
+  const futureTimes = prep.placement.targets.map((t) => t.time);
+  const values = global.predictions[rounds - 1]![s]!;
+  if (values.length !== futureTimes.length || values.some((v) => !Number.isFinite(v))) return null;
+  const state: GlobalForecastState = { first: futureTimes[0]!, values, description: global.description };
+  const actual = prep.analysis.known.map((i) => parseNumber((prep.analysis.readers[i] as CellReader)(column)) as number);
+  return { family: precomputedGlobalFamily(state), predictions, error: backtestError(prep.backtest, actual, predictions), description: global.description };
+}
+
+/** Each scored candidate's forecast of the rows to forecast: finishSeries with that candidate as every output's winner. */
+function finals(prep: PreparedSeries, runs: OutputRun[]): Map<string, Map<string, number[]>> {
+  const byFamily = new Map<string, Map<string, number[]>>();
+  const names = new Set(runs.flatMap((r) => r.scored.filter((s) => s.predictions).map((s) => s.family.name)));
+  for (const name of names) {
+    const swapped = runs.map((run) => {
+      const s = run.scored.find((x) => x.family.name === name && x.predictions) ?? run.scored.find((x) => x.predictions)!;
+      return { ...run, winner: { members: [{ family: s.family, weight: 1 }], predictions: s.predictions!, error: s.error!, description: s.description } };
+    });
+    const meter = new WorkMeter(1e12, {});
+    const result = finishSeries(prep, swapped, meter, performance.now());
+    const columns = new Map<string, number[]>();
+    for (const run of runs) columns.set(run.column, result.forecasts.map((f) => Number(f.values[run.column])));
+    byFamily.set(name, columns);
+  }
+  return byFamily;
+}
+
+function seriesOf(p: Panel, extra: boolean, k: number, prep: PreparedSeries, run: OutputRun, fin: Map<string, Map<string, number[]>>, engine: number[]): StudySeries {
+  const s = p.series[k]!;
+  const known = s.values.slice(0, -p.h);
+  const truth = s.values.slice(-p.h);
+  const lag = p.season > 1 && known.length >= 2 * p.season ? p.season : 1;
+  const y = run.data.target as number[];
+  let sum = 0;
+  for (let i = 1; i < y.length; i++) sum += Math.abs(y[i]! - y[i - 1]!);
+  return {
+    panel: p.id,
+    extra,
+    key: s.key.join(' / '),
+    scale: scaleOf(known, lag),
+    naiveScale: y.length > 1 && sum > 0 ? sum / (y.length - 1) : 1,
+    known: known.length,
+    y,
+    truth,
+    btActual: prep.backtest.splits.map((sp) => sp.test.map((i) => y[i]!)),
+    btSteps: prep.backtest.splits.map((sp) => sp.steps),
+    candidates: run.scored.map((c) => ({
+      name: c.family.name,
+      error: c.error,
+      bt: c.predictions as number[][] | null,
+      final: fin.get(c.family.name)?.get(run.column)?.slice(-p.h) ?? null,
+    })),
+    engine,
+  };
+}
+
+/** engine.ts seedOf: the seed the engine derives from an upload. */
+function seedOf(input: ReturnType<typeof trainingInputOf>): number {
+  const hash = createHash('sha256');
+  hash.update(JSON.stringify([input.header, input.columns, input.params]));
+  for (const row of input.rows) hash.update(JSON.stringify(row));
+  return hash.digest().readUInt32LE(0);
+}
+
+function collectPanel(p: Panel, extra: boolean): StudySeries[] {
+  return withDateCache(() => {
+    const input = trainingInputOf(uploadOf(p));
+    const seed = seedOf(input);
+    const analysis = analyse(input);
+    const out: StudySeries[] = [];
+    const grouping = detectKeys(input, analysis);
+    const winnerFinal = (run: OutputRun, fin: Map<string, Map<string, number[]>>) => {
+      const w = run.winner;
+      const cols = w.members.map((m) => fin.get(m.family.name)!.get(run.column)!);
+      return cols[0]!.map((_, j) => combineRow(cols.map((c) => c[j]!), w.members.map((m) => m.weight), w.combine));
+    };
+    if (!grouping) {
+      const outputs = analysis.columns.filter((c) => c.role === 'output').length;
+      const prep = prepareSeries(input, analysis, seed, seriesPlan(outputs, outputs * analysis.known.length));
+      const runs = scoreSeries(prep, new WorkMeter(1e12, {}));
+      const fin = finals(prep, runs);
+      runs.forEach((run) => {
+        const k = p.series.findIndex((s) => s.key[0] === run.column);
+        out.push(seriesOf(p, extra, k, prep, run, fin, winnerFinal(run, fin).slice(-p.h)));
+      });
+      return out;
+    }
+    const planned = planPanel(input, grouping, seed, { keepPrepared: true });
+    const meter = new WorkMeter(1e12, {});
+    const global = planned.global ? runGlobalRounds(planned.global.task, meter, 1) : null;
+    for (const { part } of planned.parts) {
+      for (const m of part.members) {
+        const prep = planned.prepared.get(m.index)!.prep!;
+        const runs = scoreSeries(prep, meter, (column) => {
+          const s = m.global?.[column];
+          const scored = s === undefined || !global ? null : globalScored(prep, column, s, part.globalRounds, global);
+          return scored ? [scored] : [];
+        });
+        const fin = finals(prep, runs);
+        const run = runs[0]!;
+        out.push(seriesOf(p, extra, m.index, prep, run, fin, winnerFinal(run, fin).slice(-p.h)));
+      }
+    }
+    return out;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Comparing
+
+export const maseOf = (s: StudySeries, pred: number[]) => pred.reduce((a, v, i) => a + Math.abs(v - s.truth[i]!), 0) / s.truth.length / s.scale;
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/**
+ * Per panel: the engine's mean MASE, the per-series oracle among the candidates (the best forecast in hindsight),
+ * and each family alone, by its panel-wide mean scaled backtest error (the error over the series' one-step naive
+ * MAE, as the panel's report ranks them) next to its mean MASE on the hidden values.
+ */
+function report(all: StudySeries[]) {
+  const panels = [...new Set(all.map((s) => s.panel))];
+  const totals = { engine: [] as number[], oracle: [] as number[] };
+  for (const id of panels) {
+    const series = all.filter((s) => s.panel === id && s.scale > 0);
+    const usable = (s: StudySeries) => s.candidates.filter((c) => c.final && c.error !== null);
+    const engine = mean(series.map((s) => maseOf(s, s.engine)));
+    const oracle = mean(series.map((s) => Math.min(...usable(s).map((c) => maseOf(s, c.final!)))));
+    totals.engine.push(engine);
+    totals.oracle.push(oracle);
+    const families = new Map<string, { backtest: number[]; hidden: number[] }>();
+    for (const s of series)
+      for (const c of usable(s)) {
+        let f = families.get(c.name);
+        if (!f) families.set(c.name, (f = { backtest: [], hidden: [] }));
+        f.backtest.push(c.error! / s.naiveScale);
+        f.hidden.push(maseOf(s, c.final!));
+      }
+    const ranked = [...families.entries()].sort((a, b) => mean(a[1].backtest) - mean(b[1].backtest));
+    console.log(`${id}${series[0]?.extra ? ' (validation)' : ''}: ${series.length} series, engine ${engine.toFixed(3)}, per-series oracle ${oracle.toFixed(3)}`);
+    for (const [name, f] of ranked) console.log(`  ${name.padEnd(20)} on ${String(f.hidden.length).padStart(3)}: backtest ${mean(f.backtest).toFixed(3)}, hidden ${mean(f.hidden).toFixed(3)}`);
+  }
+  console.log(`mean over ${panels.length} panels: engine ${mean(totals.engine).toFixed(4)}, per-series oracle ${mean(totals.oracle).toFixed(4)}`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const [mode, only] = process.argv.slice(2);
+  mkdirSync(OUT, { recursive: true });
+  if (mode === 'collect') {
+    const re = only ? new RegExp(only) : null;
+    const stored: StudySeries[] = existsSync(FILE) ? (JSON.parse(readFileSync(FILE, 'utf8')) as StudySeries[]) : [];
+    const sets: [Record<string, () => Panel>, boolean][] = [[PANELS, false], ...(process.env.BENCH_PANELS_EXTRA ? [[EXTRA_PANELS, true] as [Record<string, () => Panel>, boolean]] : [])];
+    let kept = stored;
+    for (const [set, extra] of sets) {
+      for (const [id, make] of Object.entries(set)) {
+        if (re && !re.test(id)) continue;
+        const started = performance.now();
+        const got = collectPanel(make(), extra);
+        kept = [...kept.filter((s) => s.panel !== id), ...got];
+        console.log(`${id}: ${got.length} series in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+        writeFileSync(FILE, JSON.stringify(kept));
+      }
+    }
+  } else {
+    report(JSON.parse(readFileSync(FILE, 'utf8')) as StudySeries[]);
+  }
+}
