@@ -45,6 +45,26 @@ function isJson(text: string): boolean {
   }
 }
 
+/**
+ * Registers a plugin (one that shares the app's context, as @fastify/multipart does) without the hooks it
+ * adds to every request. @fastify/multipart's two (an async onRequest that adds a 'close' listener to each
+ * reply, an async onResponse) only remove files saved by saveRequestFiles(), which the service never
+ * calls: uploads are read as streams (request.parts()). Two async hooks on every request were a share of
+ * the session check's CPU (issue 35).
+ */
+async function withoutPerRequestHooks(app: FastifyInstance, register: () => PromiseLike<unknown>): Promise<void> {
+  const own = Object.getOwnPropertyDescriptor(app, 'addHook') as PropertyDescriptor;
+  const addHook = app.addHook.bind(app) as (...args: unknown[]) => FastifyInstance;
+  const dropped = new Set(['onRequest', 'onResponse']);
+  const filtered = (name: string, ...rest: unknown[]) => (dropped.has(name) ? app : addHook(name, ...rest));
+  app.addHook = filtered;
+  try {
+    await register();
+  } finally {
+    Object.defineProperty(app, 'addHook', own);
+  }
+}
+
 export interface AppOptions {
   config: Config;
   services: Services;
@@ -99,7 +119,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // Callback hooks, not async ones: an async hook costs every request a promise and a turn of the
   // microtask queue (issue 35).
-  app.addHook('onSend', (request, reply, payload, done) => {
+  app.addHook('onSend', function requestIdHeader(request, reply, payload, done) {
     reply.header('x-request-id', request.id);
     done(null, payload);
   });
@@ -109,7 +129,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // and three objects a request (issue 35). As many as the metric's own series; past LABEL_SETS_MAX
   // (unrouted URLs) they are made each time.
   const labelSets = new Map<string, ReturnType<typeof httpLabels>>();
-  app.addHook('onResponse', (request, reply, done) => {
+  app.addHook('onResponse', function httpMetrics(request, reply, done) {
     const url = request.routeOptions.url;
     const key = `${request.method} ${reply.statusCode} ${url}`;
     let labels = labelSets.get(key);
@@ -132,9 +152,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     maxAge: 600,
   });
   await app.register(formbody);
-  await app.register(multipart, {
-    limits: { fileSize: config.maxUploadBytes, fields: 200, fieldSize: 1024 * 1024, files: 20 },
-  });
+  await withoutPerRequestHooks(app, () =>
+    app.register(multipart, {
+      limits: { fileSize: config.maxUploadBytes, fields: 200, fieldSize: 1024 * 1024, files: 20 },
+    }),
+  );
   await app.register(rateLimit, {
     global: false,
     errorResponseBuilder: (_request, context) => Errors.rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),

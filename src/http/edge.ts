@@ -114,7 +114,7 @@ export function limitBodyPauses(server: Server, bodyTimeoutMs: number, log: Fast
 export function refuseAnnouncedOversize(app: FastifyInstance, maxUploadBytes: number): void {
   // Callback hooks, not async ones, here and in the hooks of every request below: an async hook costs
   // each request a promise and a turn of the microtask queue (issue 35).
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('onRequest', function refuseOversize(request, reply, done) {
     const announced = Number(request.headers['content-length']);
     if (!Number.isFinite(announced)) return done();
     const multipart = /^multipart\/form-data/i.test(request.headers['content-type'] ?? '');
@@ -142,7 +142,7 @@ type Lingering = Pick<Config, 'lingeringTimeMs' | 'lingeringMaxBytes'>;
  * read yet. A body announced over the byte bound could not be drained anyway: its connection closes at once.
  */
 export function lingerAfterEarlyReplies(app: FastifyInstance, bounds: Lingering): void {
-  app.addHook('onSend', (request, reply, payload, done) => {
+  app.addHook('onSend', function lingerAfterEarlyReply(request, reply, payload, done) {
     const raw = request.raw;
     // Injected requests have no `complete` (and no socket to linger on).
     if (raw.complete !== false || !carriesBody(raw)) return done(null, payload);

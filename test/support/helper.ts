@@ -122,7 +122,7 @@ export async function createTestContext(options: { env?: Record<string, string>;
   // The contract: every reply must match its operation's documented schema (see contract.ts).
   const contract = contractChecker(app);
   const contractViolations: string[] = [];
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', async function checkReplyContract(request, reply, payload) {
     const problem = contract.check(request.method, request.routeOptions.url, reply.statusCode, payload);
     if (problem) contractViolations.push(problem);
     return payload;
