@@ -4,7 +4,7 @@
  * same environment, each process's CPU seconds (/proc/<pid>/stat utime + stime, every thread) and peak RSS
  * (/proc/<pid>/status VmHWM), and the job's parts and log lines in its database (the profile of a job in parts).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { Client, multipartBody, startApi, startWorker, TZ, CURRENT, type FaultDatabase, type ServiceProcess } from '../../test/faults/support.js';
 
@@ -32,6 +32,33 @@ export function cpuSeconds(pid: number, tid?: number): number {
   const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/** CPU seconds of each live thread of a process, by thread id, with the thread's name (comm). */
+export function threadsCpu(pid: number): Map<number, { name: string; seconds: number }> {
+  const threads = new Map<number, { name: string; seconds: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      threads.set(Number(tid), { name, seconds: cpuSeconds(pid, Number(tid)) });
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return threads;
+}
+
+/**
+ * CPU seconds of a process's threads between two threadsCpu readings: the main thread's, then the busiest
+ * others one by one (a training thread, V8's compiler and collector helpers, libuv's pool: Node names them
+ * all "node"), and the rest together. Threads that ended in between are not counted.
+ */
+export function cpuByThread(pid: number, before: ReturnType<typeof threadsCpu>, after: ReturnType<typeof threadsCpu>): string {
+  const spent = [...after].map(([tid, t]) => ({ tid, seconds: t.seconds - (before.get(tid)?.seconds ?? 0) }));
+  const main = spent.find((t) => t.tid === pid)?.seconds ?? 0;
+  const others = spent.filter((t) => t.tid !== pid).sort((a, b) => b.seconds - a.seconds);
+  const rest = others.slice(3).reduce((sum, t) => sum + t.seconds, 0);
+  return [`main ${main.toFixed(1)} s`, ...others.slice(0, 3).map((t) => `${t.seconds.toFixed(1)} s`), `${others.length - 3 > 0 ? others.length - 3 : 0} more ${rest.toFixed(1)} s`].join(', ');
 }
 
 /** The process's peak resident set so far (VmHWM), in MB. */

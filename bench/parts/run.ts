@@ -36,6 +36,9 @@
  *   npm run bench parts                      or   npx tsx bench/parts/run.ts
  *   BENCH_PARTS_ONLY=speedup                 only these cases (comma list)
  *   BENCH_PARTS_ROUNDS=2                     speed-up rounds of each setting
+ *   BENCH_PARTS_WARM=500                     speed-up: first a job of this many series on the same processes (their
+ *                                            training threads and JIT warm, as in a service that has been running),
+ *                                            then the measured one; default 0 (fresh processes, cold)
  *   BENCH_PARTS_A_SERIES=2000, BENCH_PARTS_SPEEDUP_SERIES=2000, BENCH_PARTS_SCALE_SERIES=10000
  *   BENCH_B_DIR=/tmp/b34-ecc8581             fairness once more on that tree's API (optional)
  *   BENCH_PARTS_SCALE_ENV=TRAINING_MEMORY_MB=1536   the scale case's processes' settings
@@ -52,12 +55,13 @@ import { OUT } from '../forecast/panels-ours.js';
 import { uploadOf } from '../forecast/panels-data.js';
 import { monthlyPanel } from '../forecast/panel-speed.js';
 import { commitOf, fileTag } from '../forecast/panels.js';
-import { api, apiAt, cpuSeconds, csvOf, jobLogs, load, outputOf, peakRssMb, profile, progressOf, sleep, statusOf, uploadCsv, watchParts, worker } from './processes.js';
+import { api, apiAt, cpuByThread, cpuSeconds, csvOf, jobLogs, load, outputOf, peakRssMb, profile, progressOf, sleep, statusOf, threadsCpu, uploadCsv, watchParts, worker } from './processes.js';
 
 const ONLY = process.env.BENCH_PARTS_ONLY?.split(',').filter(Boolean);
 const ROUNDS = Number(process.env.BENCH_PARTS_ROUNDS ?? 2);
 const A_SERIES = Number(process.env.BENCH_PARTS_A_SERIES ?? 2000);
 const SPEEDUP_SERIES = Number(process.env.BENCH_PARTS_SPEEDUP_SERIES ?? 2000);
+const WARM_SERIES = Number(process.env.BENCH_PARTS_WARM ?? 0);
 const SCALE_SERIES = Number(process.env.BENCH_PARTS_SCALE_SERIES ?? 10_000);
 const B_DIR = process.env.BENCH_B_DIR;
 /** Extra settings of the scale case's two processes, `NAME=value,NAME=value` (default none: the defaults). */
@@ -189,6 +193,11 @@ async function speedRun(lines: Lines, mode: SpeedMode, csv: string): Promise<Spe
     const workerProcess = mode === 'pair' ? await worker(db) : undefined;
     try {
       const client = await newConsumer(apiProcess.baseUrl);
+      if (WARM_SERIES > 0) {
+        const warmJob = await newJob(client);
+        await uploadCsv(client, warmJob, monthlyCsv(WARM_SERIES));
+        await waitEnded(new Map([[warmJob, client]]), 200);
+      }
       const jobId = await newJob(client);
       const watcher = watchParts(db, jobId);
       const pids: Record<string, number> = { api: apiProcess.pid, ...(workerProcess ? { worker: workerProcess.pid } : {}) };
@@ -197,7 +206,11 @@ async function speedRun(lines: Lines, mode: SpeedMode, csv: string): Promise<Spe
       const uploaded = Date.now();
       const cpuBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
       const mainBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid, pid)]));
+      const threadsBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, threadsCpu(pid)]));
       const ended = (await waitEnded(new Map([[jobId, client]]), 200)).get(jobId)!;
+      const byThread = Object.entries(pids)
+        .map(([k, pid]) => `${k}: ${cpuByThread(pid, threadsBefore[k]!, threadsCpu(pid))}`)
+        .join('; ');
       const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid) - cpuBefore[k]!]));
       const main = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid, pid) - mainBefore[k]!]));
       const parts = await watcher.stop();
@@ -208,7 +221,7 @@ async function speedRun(lines: Lines, mode: SpeedMode, csv: string): Promise<Spe
       // The runner's own sum of its training threads' CPU (planning, parts, assembly) and their peak: the rest of the processes' CPU is outside them.
       const used = (await db.query<{ cpu: number; ram: number }>('select cpu, ram from consumptions where job_id = $1', [jobId]))[0];
       const threads = used ? `training threads' CPU ${used.cpu.toFixed(1)} s (consumption record), peak thread memory ${used.ram.toFixed(0)} MB` : 'no consumption record';
-      log(lines, `- speedup ${mode}: ${s(run.wallMs)}; ${threads}; ${profile(uploaded, ended.at, parts, pids)}; ${watcher.planned()}; log: ${logs.map((l) => `${l.procedure}: ${l.text}`).join(' | ')}`, true);
+      log(lines, `- speedup ${mode}: ${s(run.wallMs)}; ${threads}; CPU by thread (${byThread}); ${profile(uploaded, ended.at, parts, pids)}; ${watcher.planned()}; log: ${logs.map((l) => `${l.procedure}: ${l.text}`).join(' | ')}`, true);
       return run;
     } finally {
       await workerProcess?.stop();
@@ -230,7 +243,7 @@ async function speedup(lines: Lines) {
       const cpu = Object.entries(run.cpu)
         .map(([k, v]) => `${k} ${v.toFixed(1)} s (main thread ${run.main[k]!.toFixed(1)} s)`)
         .join(', ');
-      log(lines, `| speedup round ${round + 1}, ${MODE_LABEL[mode]} | ${SPEEDUP_SERIES.toLocaleString('en-US')} monthly series (${rowCount} rows), WORKERS=1 each | ${s(run.wallMs)}; CPU over the job: ${cpu}; ${run.rows} output rows | - | - | ${run.load} |`);
+      log(lines, `| speedup round ${round + 1}, ${MODE_LABEL[mode]} | ${SPEEDUP_SERIES.toLocaleString('en-US')} monthly series (${rowCount} rows), WORKERS=1 each${WARM_SERIES > 0 ? `, after a ${WARM_SERIES}-series job on the same processes` : ''} | ${s(run.wallMs)}; CPU over the job: ${cpu}; ${run.rows} output rows | - | - | ${run.load} |`);
     }
   }
   const mean = (mode: string) => {
