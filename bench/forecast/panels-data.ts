@@ -498,6 +498,28 @@ function flightsDaily(): Panel {
   });
 }
 
+/** A long validation panel uploaded wide instead: one column per series side by side (the series' dates must agree). */
+function asWide(p: Panel, columnOf: (key: string[]) => string): Panel {
+  return { ...p, id: `${p.id}-wide`, label: `${p.label}, side by side`, layout: 'wide', keys: [], value: '', series: p.series.map((s) => ({ ...s, key: [columnOf(s.key)] })) };
+}
+
+/** vega-datasets seattle-weather.csv: Seattle's four daily measurements 2012-2015 side by side (the weather panels' other file). */
+function seattleWide(): Panel {
+  const records = vegaCsv('seattle-weather.csv');
+  return {
+    id: 'seattle-weather-wide',
+    label: 'Seattle daily weather, four columns side by side',
+    source: 'vega-datasets seattle-weather.csv',
+    frequency: 'daily',
+    season: 7,
+    h: 28,
+    layout: 'wide',
+    keys: [],
+    value: '',
+    series: (['precipitation', 'temp_max', 'temp_min', 'wind'] as const).map((c) => ({ key: [c], dates: records.map((r) => r.date!), values: records.map((r) => Number(r[c])) })),
+  };
+}
+
 export const EXTRA_PANELS: Record<string, () => Panel> = {
   'unemployment-rate': unemploymentRate,
   'gapminder-fertility': () => gapminderColumn('fertility'),
@@ -505,4 +527,6 @@ export const EXTRA_PANELS: Record<string, () => Panel> = {
   'weather-temp-min': () => weatherColumn('temp_min'),
   'weather-wind': () => weatherColumn('wind'),
   'flights-daily': flightsDaily,
+  'unemployment-rate-wide': () => asWide(unemploymentRate(), (key) => (key[0] as string).toLowerCase().replace(/[^a-z]+/g, '_')),
+  'seattle-weather-wide': seattleWide,
 };

@@ -17,7 +17,7 @@ import { familiesFor } from './models/candidates.js';
 import type { FamilyParams, FitRows, ModelFamily, SeriesInfo } from './models/model.js';
 import { ProgressReporter, type EngineHooks } from './progress.js';
 import { levelStationary } from './models/sarima-search.js';
-import { bestNaive, chooseWinner, LEVEL_NAMES, scoreFamilies, type Scored, type SelectionOptions, type Winner } from './selection.js';
+import { bestNaive, chooseWinner, LEVEL_NAMES, pooledWinners, scoreFamilies, type Scored, type SelectionOptions, type Winner } from './selection.js';
 import { futureRows, invalid, timeIndex, type Analysis } from './series.js';
 import type { ColumnSpec, OutputSelection, TrainedModelV2, TrainingInput, TrainingParams, TrainingResult } from './types.js';
 import { countDecimals, parseNumber } from './values.js';
@@ -251,7 +251,7 @@ function fitContext(prep: PreparedSeries, meter: WorkMeter) {
 export function scoreSeries(prep: PreparedSeries, meter: WorkMeter, extra: (column: string) => Scored[] = () => []): OutputRun[] {
   const { info, knownTimes } = prep.placement;
   const context = fitContext(prep, meter);
-  return prep.plan.map(({ col, families }) => {
+  const runs = prep.plan.map(({ col, families }) => {
     const cells = prep.analysis.known.map((i) => (prep.analysis.readers[i] as CellReader)(col.name) ?? '');
     const data: FitRows = { time: knownTimes, features: prep.features, target: targetOf(prep, col) };
     const scored = [...scoreFamilies(families, data, prep.backtest, info, (family, fitRows) => context(col.name, family, fitRows)), ...extra(col.name)];
@@ -259,6 +259,28 @@ export function scoreSeries(prep: PreparedSeries, meter: WorkMeter, extra: (colu
     const decimals = col.kind === 'numeric' ? cells.reduce((m, c) => Math.max(m, countDecimals(c)), 0) : 0;
     return { column: col.name, kind: col.kind, decimals, data, scored, winner };
   });
+  return prep.selection.pooled && info.timeOrdered ? withPooledWinners(runs, prep) : runs;
+}
+
+/**
+ * A wide upload's numeric outputs, each a series on the same windows, choose one structure together
+ * (selection.ts pooledWinners) where there are enough of them; otherwise each keeps its own winner.
+ */
+function withPooledWinners(runs: OutputRun[], prep: PreparedSeries): OutputRun[] {
+  const numeric = runs.filter((r) => r.kind === 'numeric');
+  const winners = pooledWinners(
+    numeric.map((r) => ({ scored: r.scored, backtest: prep.backtest, actual: r.data.target as number[], scale: naiveScale(r.data.target as number[]) })),
+    prep.selection,
+  );
+  if (!winners) return runs;
+  return runs.map((r) => (r.kind === 'numeric' ? { ...r, winner: winners[numeric.indexOf(r)] as Winner } : r));
+}
+
+/** MAE of the one-step naive on the known values: the scale of a series' errors (MASE's denominator); 0 when they never change. */
+function naiveScale(y: number[]): number {
+  let sum = 0;
+  for (let i = 1; i < y.length; i++) sum += Math.abs((y[i] as number) - (y[i - 1] as number));
+  return y.length > 1 ? sum / (y.length - 1) : 0;
 }
 
 /** Refits the winners on every known row, forecasts the rows to forecast, and reports. */

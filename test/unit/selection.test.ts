@@ -5,7 +5,8 @@ import type { EngineState } from '../../src/training/forecaster.js';
 import type { FitRows, ModelFamily } from '../../src/training/models/model.js';
 import { naiveFamilies } from '../../src/training/models/naive.js';
 import { predict } from '../../src/training/predict.js';
-import { chooseWinner, type Scored } from '../../src/training/selection.js';
+import { mulberry32 } from '../../src/training/prng.js';
+import { chooseWinner, pooledWinners, type PooledOutput, type Scored } from '../../src/training/selection.js';
 import type { TrainedModelV2 } from '../../src/training/types.js';
 import { rowsOf, seasonContext } from './family-support.js';
 
@@ -58,6 +59,59 @@ describe('model selection: combinations of the best candidates (issue 28)', () =
     const winner = chooseWinner([scored('a', [1, 0, 0, 0]), scored('b', [2, 2, 2, 2]), scored('c', [3, 3, 3, 3])], backtest, data, 'numeric');
     expect(winner.combine).toBeUndefined();
     expect(winner.members.map((m) => m.family.name)).toEqual(['a']);
+  });
+});
+
+describe('one choice across many series (issue 33)', () => {
+  // Four series on the same window, actual 0 everywhere, each with the scale 1: `steady` errs by 1 on every
+  // series; `lucky` is exact on one series and errs by 3 on the others, so each series alone would pick
+  // `lucky` once and `steady` three times, while across the series `steady` is the better family.
+  const output = (lucky: boolean): PooledOutput => ({
+    scored: [scored('lucky', lucky ? [0, 0, 0, 0] : [3, 3, 3, 3]), scored('steady', [1, 1, 1, 1]), scored('wild', [5, -5, 5, -5])],
+    backtest,
+    actual: data.target as number[],
+    scale: 1,
+  });
+
+  it('gives every series the structure with the lowest mean scaled backtest error, with its own members', () => {
+    const outputs = [output(true), output(false), output(false), output(false)];
+    expect(chooseWinner(outputs[0]!.scored, backtest, data, 'numeric').members.map((m) => m.family.name)).toEqual(['lucky']);
+    const winners = pooledWinners(outputs)!;
+    expect(winners.map((w) => w.members.map((m) => m.family.name))).toEqual([['steady'], ['steady'], ['steady'], ['steady']]);
+    expect(winners[0]!.predictions).toEqual([[1, 1, 1, 1]]);
+    expect(winners[0]!.error).toBe(1);
+  });
+
+  it('lets the value columns of a wide upload choose together: one family, each column with its own fit', () => {
+    // A trend, a level, a season and a random walk: alone they pick four different families (ets, mean, ar,
+    // drift); together the family with the lowest mean scaled backtest error, ETS, in each column's own form.
+    const random = mulberry32(7);
+    let walk = 50;
+    const rows = Array.from({ length: 66 }, (_, i) => {
+      walk += random() * 4 - 2;
+      const values = [10 + 0.5 * i + random() * 3, 20 + random() * 6, 30 + 8 * Math.sin((2 * Math.PI * i) / 12) + random() * 2, walk];
+      return [String(2000 + Math.floor(i / 12)), String((i % 12) + 1), ...values.map((v) => (i < 60 ? v.toFixed(1) : null))];
+    });
+    const result = trainModel({
+      header: ['year', 'month', 'a', 'b', 'c', 'd'],
+      columns: [
+        { name: 'year', role: 'date', kind: 'numeric', datePart: 'year' },
+        { name: 'month', role: 'date', kind: 'numeric', datePart: 'month' },
+        ...['a', 'b', 'c', 'd'].map((name) => ({ name, role: 'output' as const, kind: 'numeric' as const })),
+      ],
+      rows,
+      params: {},
+    });
+    const outputs = result.selection!.outputs;
+    expect(outputs.map((o) => o.chosen)).toEqual(['ets', 'ets', 'ets', 'ets']);
+    expect(new Set(outputs.map((o) => o.description)).size).toBe(4);
+  });
+
+  it('leaves fewer than four series, or families that did not score on every series, to each series', () => {
+    expect(pooledWinners([output(true), output(false), output(false)])).toBeNull();
+    const missing = { ...output(false), scored: output(false).scored.map((s) => (s.family.name === 'steady' ? { ...s, predictions: null, error: null } : s)) };
+    const winners = pooledWinners([output(true), output(false), output(false), missing])!;
+    expect(winners.every((w) => w.members.every((m) => m.family.name !== 'steady'))).toBe(true);
   });
 });
 
