@@ -11,19 +11,25 @@ import { Client, multipartBody, startApi, startWorker, TZ, CURRENT, type FaultDa
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const TICKS_PER_SECOND = 100;
 
+/**
+ * Processes run as the image runs them (`node --v8-pool-size=2 dist/src/server.js`, worker.js), compiled
+ * first (scripts/ensure-build.mjs): run.ts builds this checkout and BENCH_B_DIR's before it starts.
+ */
+const BUILT = true;
+
 /** The current code's API process (WORKERS=1 unless `env` says otherwise) on `db`. */
 export function api(db: FaultDatabase, env: Record<string, string> = {}): Promise<ServiceProcess> {
-  return startApi({ databaseUrl: db.url, env: { WORKERS: '1', ...env } });
+  return startApi({ databaseUrl: db.url, env: { WORKERS: '1', ...env }, built: BUILT });
 }
 
 /** The current code's `worker` process (WORKERS=1) on `db`. */
 export function worker(db: FaultDatabase, env: Record<string, string> = {}): Promise<ServiceProcess> {
-  return startWorker({ databaseUrl: db.url, env: { WORKERS: '1', ...env } });
+  return startWorker({ databaseUrl: db.url, env: { WORKERS: '1', ...env }, built: BUILT });
 }
 
-/** An API process of another checkout (its own src/, node_modules linked) with the environment of `api`. */
+/** An API process of another checkout (its own src/, node_modules linked, built) with the environment of `api`. */
 export async function apiAt(root: string, db: FaultDatabase, env: Record<string, string> = {}): Promise<{ pid: number; baseUrl: string; stop(): Promise<void> }> {
-  const service = await startApi({ databaseUrl: db.url, env: { WORKERS: '1', ...env }, root });
+  const service = await startApi({ databaseUrl: db.url, env: { WORKERS: '1', ...env }, root, built: BUILT });
   return { pid: service.pid, baseUrl: service.baseUrl, stop: () => service.stop() };
 }
 

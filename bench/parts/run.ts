@@ -29,6 +29,8 @@
  *     second) stood still (target <= 10 s). BENCH_PARTS_SCALE_SERIES changes the count, BENCH_PARTS_SCALE_ENV
  *     (`TRAINING_MEMORY_MB=1536,...`) sets the two processes' settings: with the defaults the job is refused
  *     (the planning thread holds all 1.2M rows: 516 MB estimated against 512 MB).
+ * The processes run as the image runs them: `node --v8-pool-size=2 dist/src/server.js` and dist/src/worker.js
+ * (this checkout and BENCH_B_DIR's compiled first).
  * Every case also prints where the job's time went: planning (upload answered -> its parts queued), the global
  * rounds, the groups of series and the rest (assembly, output), with the parts each process ran, from job_parts
  * snapshots every 0.5 s (the assembly deletes them) and the job's 'training.plan' / 'training.finish' log lines.
@@ -47,8 +49,9 @@
  * Writes bench/.out/parts.md (and a copy named by the commit, and the cases and settings when not all defaults).
  * Needs Postgres. bench/parts/plan-profile.ts splits a panel's planning step by step in-process.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createDatabase, killAll, newConsumer, newJob, type Client, type FaultDatabase } from '../../test/faults/support.js';
 import { DATA_DIR } from '../forecast/datasets.js';
 import { OUT } from '../forecast/panels-ours.js';
@@ -334,6 +337,11 @@ export async function benchParts() {
   const started = new Date().toISOString();
   const lines: Lines = { table: ['| case | setup | figures | target | met | load (1 min, before -> after) |', '|---|---|---|---|---|---|'], notes: [] };
   console.log(`parts: commit ${commit}, load ${load()}`);
+  // The processes run dist/ as the image does (processes.ts): this checkout's, and BENCH_B_DIR's, compiled first.
+  for (const root of [resolve(import.meta.dirname, '../..'), ...(B_DIR ? [resolve(B_DIR)] : [])]) {
+    const build = spawnSync(process.execPath, ['scripts/ensure-build.mjs'], { cwd: root, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error(`scripts/ensure-build.mjs failed in ${root}`);
+  }
   const cases: [string, (l: Lines) => Promise<void>][] = [
     ['fairness', fairness],
     ['speedup', speedup],

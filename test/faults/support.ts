@@ -172,6 +172,11 @@ export interface SpawnOptions {
   env?: Record<string, string>;
   /** The checkout whose src/ runs (default this one): benchmarks start another commit's service with it. */
   root?: string;
+  /**
+   * Run the compiled service as the image does (`node --v8-pool-size=2 dist/src/server.js`, or worker.js;
+   * dist/ must be built), not the sources through tsx: benchmarks measure what production runs.
+   */
+  built?: boolean;
 }
 
 const running = new Set<ServiceProcess>();
@@ -203,9 +208,10 @@ function serviceEnv(options: SpawnOptions, extra: Record<string, string>): NodeJ
 }
 
 function spawnService(kind: 'api' | 'worker', options: SpawnOptions, ready: RegExp, timeoutMs = 60_000): Promise<ServiceProcess> {
-  const script = kind === 'api' ? 'src/server.ts' : 'src/worker.ts';
+  const name = kind === 'api' ? 'server' : 'worker';
+  const args = options.built ? ['--v8-pool-size=2', `dist/src/${name}.js`] : ['--import', 'tsx', `src/${name}.ts`];
   const env = serviceEnv(options, kind === 'worker' ? { WORKERS: '1' } : {});
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const child = spawn(process.execPath, args, {
     cwd: options.root ?? ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
