@@ -87,7 +87,8 @@ export function buildServices(deps: ServiceDeps) {
 
   // --- accounts ---
   const usersRepository = createUsersRepository(db);
-  const sessionsRepository = createSessionsRepository(db, deps.database.pool);
+  const { pool, read } = deps.database;
+  const sessionsRepository = createSessionsRepository(db, pool ? { pool } : read ? { read } : undefined);
   const attemptsRepository = createAuthAttemptsRepository(db);
   const sessions = createSessionsService({
     users: usersRepository,

@@ -36,6 +36,11 @@ export interface DatabaseHandle {
   readonly bounds: DatabaseBounds | undefined;
   /** The embedded database (pglite kind only): PGlite in its worker thread, or in this one (PGLITE_IN_WORKER=0). */
   readonly pglite: EmbeddedPostgres | undefined;
+  /**
+   * A read-only statement without taking the embedded database's one connection (pglite kind only):
+   * reads from many requests follow each other on its thread without a round trip between them.
+   */
+  readonly read?: <R>(sql: string, params: readonly unknown[]) => Promise<R[]>;
   close(): Promise<void>;
 }
 
@@ -153,7 +158,8 @@ export async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob
   }
   // Only the wait for its one connection applies: nothing interrupts a statement the embedded server
   // runs, and no other session can hold a lock or leave a transaction open.
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite, { waitMs: options.bounds?.connectionWaitMs }) });
+  const dialect = new PGliteDialect(pglite, { waitMs: options.bounds?.connectionWaitMs });
+  const db = new Kysely<Database>({ dialect });
   return {
     kind: 'pglite',
     db,
@@ -161,6 +167,7 @@ export async function openPGlite(options: { dataDir?: string; loadDataDir?: Blob
     bulkPool: undefined,
     bounds: options.bounds,
     pglite,
+    read: (sql, params) => dialect.read(sql, params),
     async execScript(sqlText) {
       await pglite.exec(sqlText);
     },

@@ -32,15 +32,20 @@ export class ConnectionWaitTimeout extends Error {
  * without an answer.
  */
 export class PGliteDialect implements Dialect {
-  constructor(
-    private readonly pglite: EmbeddedPostgres,
-    private readonly options: { waitMs?: number } = {},
-  ) {}
+  private readonly driver: PGliteDriver;
+
+  constructor(pglite: EmbeddedPostgres, options: { waitMs?: number } = {}) {
+    this.driver = new PGliteDriver(pglite, options.waitMs);
+  }
   createAdapter() {
     return new PostgresAdapter();
   }
   createDriver(): Driver {
-    return new PGliteDriver(this.pglite, this.options.waitMs);
+    return this.driver;
+  }
+  /** A read-only statement sent without taking the one connection (PGliteDriver.read). */
+  read<R>(sql: string, params: readonly unknown[]): Promise<R[]> {
+    return this.driver.read<R>(sql, params);
   }
   createIntrospector(db: Kysely<unknown>) {
     return new PostgresIntrospector(db);
@@ -83,6 +88,34 @@ class PGliteDriver implements Driver {
 
   async init(): Promise<void> {
     await this.pglite.waitReady;
+  }
+
+  /**
+   * One read-only statement, sent to the database's thread without taking the connection: that thread
+   * runs statements in arrival order, so reads sent back to back keep it busy instead of each waiting
+   * for the one before to come back to this thread (the session check's lookups, issue 35). A read is
+   * sent only while nobody holds the connection or waits for it: sent then, it could run inside another's
+   * open transaction and abort it on an error. That wait has the connection wait's bound.
+   */
+  async read<R>(sql: string, params: readonly unknown[]): Promise<R[]> {
+    if (this.inLine > 0) await this.untilFree();
+    return (await this.pglite.query<R>(sql, params as unknown[])).rows;
+  }
+
+  /** Until no connection is held or waited for, within the connection wait's bound. */
+  private async untilFree(): Promise<void> {
+    const deadline = this.waitMs === undefined ? Infinity : performance.now() + this.waitMs;
+    while (this.inLine > 0) {
+      const left = deadline - performance.now();
+      if (left <= 0) throw new ConnectionWaitTimeout(this.waitMs as number);
+      if (left === Infinity) {
+        await this.queue;
+        continue;
+      }
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.queue, new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]);
+      clearTimeout(timer);
+    }
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {

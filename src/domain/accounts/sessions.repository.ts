@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Pool } from 'pg';
+import type { DatabaseHandle } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 
 export interface ActiveSession {
@@ -14,8 +15,11 @@ export interface ActiveSession {
   client_id: number | null;
 }
 
-/** `pool`: the pg pool when the database is Postgres (the session check then uses a prepared statement). */
-export function createSessionsRepository(db: Kysely<Database>, pool?: Pool) {
+/**
+ * `lookup`: the session check's fastest path, when the database has one: on Postgres the pg pool (a named,
+ * prepared statement), on the embedded database its pipelined read (database.ts DatabaseHandle.read).
+ */
+export function createSessionsRepository(db: Kysely<Database>, lookup?: { pool: Pool } | { read: NonNullable<DatabaseHandle['read']> }) {
   // Compiled once: building and compiling the query per request cost a measurable share of the
   // session check (bench/sessions). Parameters are bound per call in the order below.
   const activeSessionQuery = db
@@ -54,11 +58,12 @@ export function createSessionsRepository(db: Kysely<Database>, pool?: Pool) {
      */
     async findActiveByTokenHash(tokenHash: string, now: Date, touchBefore: Date): Promise<ActiveSession | undefined> {
       const parameters = [touchBefore.toISOString(), tokenHash, now.toISOString()];
-      if (pool) {
+      if (lookup && 'pool' in lookup) {
         // A named statement is parsed and planned once per connection; Kysely sends unnamed ones.
-        const result = await pool.query<ActiveSession>({ name: 'sessions.findActiveByTokenHash', text: activeSessionQuery.sql, values: parameters });
+        const result = await lookup.pool.query<ActiveSession>({ name: 'sessions.findActiveByTokenHash', text: activeSessionQuery.sql, values: parameters });
         return result.rows[0];
       }
+      if (lookup) return (await lookup.read<ActiveSession>(activeSessionQuery.sql, parameters))[0];
       const result = await db.executeQuery<ActiveSession>({ ...activeSessionQuery, parameters });
       return result.rows[0];
     },
