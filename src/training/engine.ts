@@ -58,18 +58,24 @@ export function trainOrPlan(input: TrainingInput, hooks: EngineHooks, minParts: 
     // may go into parts, preparing the series is the first PLANNING_SHARE of the bar (the runner's bar only rises).
     const inParts = minParts !== Infinity;
     const planning = inParts ? new ProgressReporter(100, hooks) : undefined;
+    const preparing = PLANNING_SHARE - PLANNING_READ_SHARE - 1;
     const planned = planPanel(input, read.panel, seed, {
       ...(partUnits === undefined ? {} : { partUnits }),
       keepPrepared: !inParts,
-      ...(planning ? { onPrepared: (done: number, total: number) => planning.epoch((PLANNING_SHARE * done) / total, 0) } : {}),
+      ...(planning ? { onPrepared: (done: number, total: number) => planning.epoch(PLANNING_READ_SHARE + 1 + (preparing * done) / total, 0) } : {}),
     });
     if (planned.parts.length >= minParts) return { kind: 'panel', planned };
     return { kind: 'result', result: runPlannedPanel(planned, hooks, started) };
   });
 }
 
-/** Share of the progress bar that planning a panel takes (preparing each series). */
+/**
+ * Share of the progress bar that planning a panel takes: reading the training set (its first
+ * PLANNING_READ_SHARE, train.worker.ts), the upload's analysis and keys (one more), then preparing each series,
+ * so the bar of a large panel moves within seconds of the start (issue 34: 10,000 series read for 10 s at 0).
+ */
 export const PLANNING_SHARE = 10;
+export const PLANNING_READ_SHARE = 3;
 
 /**
  * The upload read once: a panel answers only its series (the whole upload's analysis is let go before each

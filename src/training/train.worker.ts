@@ -8,7 +8,7 @@
  * API's thread never holds it.
  */
 import type { MessagePort } from 'node:worker_threads';
-import { trainModel } from './engine.js';
+import { PLANNING_READ_SHARE, trainModel } from './engine.js';
 import { assembleUnit, planTraining, runRoundUnit, runSeriesUnit, type JobInParts } from './job-parts.js';
 import { threadCpuSeconds } from './thread-cpu.js';
 import { loadTrainingSet, type TrainingLimits, type TrainingSetReport, type TrainingSpool } from './training-set.js';
@@ -77,7 +77,16 @@ export default async function train(task: WorkerTask): Promise<WorkerReply> {
     let input: TrainingInput;
     let set: TrainingSetReport | undefined;
     if ('spool' in task) {
-      ({ input, report: set } = await loadTrainingSet(task.spool, task.params, task.limits));
+      // A job that may go into parts (the runner's) moves its bar while the set is read: the first steps of planning.
+      let read = 0;
+      const onRead =
+        task.minParts === undefined
+          ? undefined
+          : (share: number) => {
+              const advance = Math.floor(PLANNING_READ_SHARE * share);
+              if (advance > read) onProgress({ epoch: advance, epochs: 100, error: 1, advance: (read = advance) });
+            };
+      ({ input, report: set } = await loadTrainingSet(task.spool, task.params, task.limits, onRead));
       peak = Math.max(peak, threadBytes());
     } else input = task.input;
     const planned = 'spool' in task && task.minParts !== undefined ? planTraining(input, { onProgress }, task.minParts, task.limits.partUnits) : { kind: 'result' as const, result: trainModel(input, { onProgress }) };

@@ -392,6 +392,8 @@ export async function loadTrainingSet(
   spool: TrainingSpool,
   params: TrainingParams,
   limits: TrainingLimits,
+  /** The share of the spool file read so far (0-1), at each chunk of it. */
+  onRead?: (share: number) => void,
 ): Promise<{ input: TrainingInput; report: TrainingSetReport }> {
   const { header } = spool;
   const width = header.length;
@@ -432,7 +434,10 @@ export async function loadTrainingSet(
     capRows = Infinity;
     known.capacity = Infinity;
   };
+  let chunkEnd = 0;
   for await (const { line, bytesRead } of spoolLines(spool.path)) {
+    if (onRead && bytesRead !== chunkEnd) onRead(bytesRead / Math.max(1, fileBytes));
+    chunkEnd = bytesRead;
     const fields = line.split('\t');
     const ord = Number(fields[0]);
     if (!(ord > lastOrd)) throw new Error(`The training spool is not in upload order at row ${rows + 1}`);

@@ -40,6 +40,16 @@ function monthly(known: number, hidden: number): (string | null)[][] {
 }
 
 describe('the training set read in the training thread', () => {
+  it("says how much of the spool file it has read, chunk by chunk, up to all of it (a large panel's bar moves while it is read, issue 34)", async () => {
+    // About 3.5 MB: four 1 MB chunks.
+    const rows = monthly(150_000, 12);
+    const shares: number[] = [];
+    await loadTrainingSet({ path: spoolOf(rows), header: ['year', 'month', 'x', 'y'], columns: SERIES }, {}, LIMITS, (share) => shares.push(share));
+    expect(shares.length).toBeGreaterThanOrEqual(4);
+    expect(shares.every((share, i) => share > 0 && share <= 1 && (i === 0 || share > shares[i - 1]!))).toBe(true);
+    expect(shares.at(-1)).toBe(1);
+  });
+
   it('hands the engine every row exactly as stored when nothing is capped (nulls, empty cells, "1.50", escapes)', async () => {
     const rows: (string | null)[][] = [
       ['2000', '1', '1.50', '3'],
