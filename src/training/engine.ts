@@ -55,7 +55,7 @@ export function trainOrPlan(input: TrainingInput, hooks: EngineHooks, minParts: 
       return { kind: 'result', result: forecastSeries(input, analysis, hooks, seed, outputs > 1 ? seriesPlan(outputs, outputs * analysis.known.length) : undefined) };
     }
     // Many series in one upload (issue 33): each forecast on its own, with a global model across them. Where it
-    // may go into parts, preparing the series is the first PLANNING_SHARE of the bar (the runner's bar only rises).
+    // may go into parts, planning is the first PLANNING_SHARE of the bar (the runner's bar only rises).
     const inParts = minParts !== Infinity;
     const planning = inParts ? new ProgressReporter(100, hooks) : undefined;
     const preparing = PLANNING_SHARE - PLANNING_READ_SHARE - 1;
