@@ -15,7 +15,7 @@ import { NAIVE_NAMES } from './models/naive.js';
 import type { PanelSeriesState, PanelState } from './panel-predict.js';
 import { backtestError, type Scored } from './selection.js';
 import { analyse, MIN_KNOWN_ROWS, type Analysis } from './series.js';
-import { finishSeries, prepareSeries, scoreSeries, WorkMeter, type OutputRun, type PreparedSeries, type SeriesPlan } from './series-run.js';
+import { finishSeries, naiveScale, prepareSeries, scoreSeries, WorkMeter, type OutputRun, type PreparedSeries, type SeriesPlan } from './series-run.js';
 import {
   TrainingError,
   type ColumnSpec,
@@ -209,14 +209,6 @@ function stepValues(times: number[], values: number[]): number[] {
   return out;
 }
 
-/** MAE of the one-step naive on the known rows: the scale of a series' errors (MASE's denominator). */
-function naiveScale(run: OutputRun): number {
-  const y = run.data.target as number[];
-  let sum = 0;
-  for (let i = 1; i < y.length; i++) sum += Math.abs((y[i] as number) - (y[i - 1] as number));
-  const scale = y.length > 1 ? sum / (y.length - 1) : 0;
-  return scale > 0 ? scale : 1;
-}
 
 function outcomeOf(index: number, knownRows: number, result: TrainingResult, runs: OutputRun[]): SeriesOutcome {
   const selection = result.selection as SelectionReport;
@@ -242,7 +234,7 @@ function outcomeOf(index: number, knownRows: number, result: TrainingResult, run
       runs: runs.map((run) => ({
         column: run.column,
         kind: run.kind,
-        scale: run.kind === 'numeric' ? naiveScale(run) : 1,
+        scale: run.kind === 'numeric' ? naiveScale(run.data.target as number[]) || 1 : 1,
         winner: run.winner.members.length > 1 ? 'combination' : (run.winner.members[0] as { family: ModelFamily }).family.name,
         winnerError: run.winner.error,
         scored: run.scored.map((s) => ({ name: s.family.name, error: s.error, ...(s.note ? { note: s.note } : {}) })),

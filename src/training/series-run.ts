@@ -277,7 +277,7 @@ function withPooledWinners(runs: OutputRun[], prep: PreparedSeries): OutputRun[]
 }
 
 /** MAE of the one-step naive on the known values: the scale of a series' errors (MASE's denominator); 0 when they never change. */
-function naiveScale(y: number[]): number {
+export function naiveScale(y: number[]): number {
   let sum = 0;
   for (let i = 1; i < y.length; i++) sum += Math.abs((y[i] as number) - (y[i - 1] as number));
   return y.length > 1 ? sum / (y.length - 1) : 0;
