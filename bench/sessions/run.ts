@@ -18,6 +18,8 @@
  *     BENCH_CPU_PROF=<dir>                  the service writes a --cpu-prof profile there when it stops
  *     BENCH_RATE=500                        a fixed rate instead of saturation: CPU per request compared at
  *                                           the same pace, which a busy machine moves less than req/s
+ *     BENCH_SESSIONS=50                     sessions checked: each connection goes through all of them in turn,
+ *                                           so concurrent checks are of different sessions, as from many users
  * Target: ours / floor >= 0.90 on both databases.
  */
 import autocannon from 'autocannon';
@@ -35,6 +37,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const KINDS = (process.env.BENCH_SESSIONS_DB ?? 'pg,pglite').split(',') as ('pg' | 'pglite')[];
 /** Requests per second for all connections together; unset: as fast as the server answers. */
 const RATE = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
+const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 50);
 const ADMIN_PASSWORD = 'Bench-Adm1n-password';
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -48,15 +51,18 @@ interface Measured {
 }
 
 interface Target {
+  /** The origin; each request goes to the next of `paths`. */
   url: string;
+  paths: string[];
   pid: number;
 }
 
 async function measure(target: Target): Promise<Measured> {
   // A short warm-up lets the JIT and the pools settle before measuring.
-  await autocannon({ url: target.url, connections: CONNECTIONS, duration: 2 });
+  const requests = target.paths.map((path) => ({ method: 'GET' as const, path }));
+  await autocannon({ url: target.url, requests, connections: CONNECTIONS, duration: 2 });
   const before = await processCpu(target.pid);
-  const result = await autocannon({ url: target.url, connections: CONNECTIONS, duration: SECONDS, ...(RATE ? { overallRate: RATE } : {}) });
+  const result = await autocannon({ url: target.url, requests, connections: CONNECTIONS, duration: SECONDS, ...(RATE ? { overallRate: RATE } : {}) });
   const cpu = cpuSince(before, await processCpu(target.pid));
   if (result.errors + result.non2xx > 0) throw new Error(`${target.url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
   return {
@@ -95,7 +101,8 @@ async function startService(environment: Record<string, string>, logFile: string
   const out = openSync(logFile, 'a');
   const child = spawn(process.execPath, [...flags, ...profile, script], {
     cwd: dir,
-    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', ADMIN_PASSWORD, ...environment },
+    // The login limit (login routes only, not the check) lets the bench log its SESSIONS sessions in.
+    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', ADMIN_PASSWORD, RATE_LIMIT_LOGIN: String(SESSIONS + 10), ...environment },
     stdio: ['ignore', out, out],
   });
   for (let waited = 0; waited < 120_000; waited += 50) {
@@ -106,6 +113,13 @@ async function startService(environment: Record<string, string>, logFile: string
   }
   child.kill('SIGKILL');
   throw new Error(`the service did not start; its output:\n${readFileSync(logFile, 'utf8').slice(-2000)}`);
+}
+
+/** SESSIONS sessions of the administrator (logins one after another: each is a password hash). */
+async function logins(port: number): Promise<string[]> {
+  const sessions: string[] = [];
+  while (sessions.length < SESSIONS) sessions.push(await login(port));
+  return sessions;
 }
 
 async function login(port: number): Promise<string> {
@@ -126,7 +140,7 @@ const median = (values: number[]) => {
 
 /** Every target answers the same body for the same session: the floor does the same work, no less. */
 async function sameReply(targets: Named[]): Promise<void> {
-  const bodies = await Promise.all(targets.map((t) => fetch(t.url).then((r) => r.text())));
+  const bodies = await Promise.all(targets.map((t) => fetch(`${t.url}${t.paths[0]}`).then((r) => r.text())));
   if (bodies.some((body) => body !== bodies[0]) || !bodies[0]!.startsWith('{"status":0')) {
     throw new Error(`the service and the floor answer differently:\n${bodies.join('\n')}`);
   }
@@ -172,10 +186,18 @@ function variants(): { name: string; env: Record<string, string>; flags?: string
   return [{ name: 'ours', env: {} }, ...(b ? [{ name: 'ours B', env, flags, dir }] : [])];
 }
 
-const ourTarget = (name: string, service: Service, session: string): Named => ({
+const ourTarget = (name: string, service: Service, sessions: string[]): Named => ({
   name,
-  url: `http://127.0.0.1:${service.port}/api/202203010900/sessions.php?session=${session}`,
+  url: `http://127.0.0.1:${service.port}`,
+  paths: sessions.map((session) => `/api/202203010900/sessions.php?session=${session}`),
   pid: service.child.pid!,
+});
+
+const floorTarget = (port: number, pid: number, sessions: string[]): Named => ({
+  name: 'floor',
+  url: `http://127.0.0.1:${port}`,
+  paths: sessions.map((session) => `/?session=${session}`),
+  pid,
 });
 
 async function benchPostgres() {
@@ -189,11 +211,10 @@ async function benchPostgres() {
       children.push(service.child);
       services.push({ name: variant.name, service });
     }
-    const session = await login(services[0]!.service.port);
+    const sessions = await logins(services[0]!.service.port);
     const floor = await startTarget('bench/sessions/floor.ts', ['pg', db.url]);
     children.push(floor.child);
-    const floorTarget = { name: 'floor', url: `http://127.0.0.1:${floor.port}/?session=${session}`, pid: floor.child.pid! };
-    return await compare('pg', [floorTarget, ...services.map(({ name, service }) => ourTarget(name, service, session))]);
+    return await compare('pg', [floorTarget(floor.port, floor.child.pid!, sessions), ...services.map(({ name, service }) => ourTarget(name, service, sessions))]);
   } finally {
     for (const child of children.reverse()) await stop(child);
     await db.drop();
@@ -208,7 +229,7 @@ async function benchPGlite() {
     // The first start makes the data directory and the session; the floor and every variant get a copy
     // of it while the service is stopped (one process opens a PGlite directory at a time).
     const first = await startService({ DATA_DIR: path.join(dataDir, 'first') }, path.join(dataDir, 'first-start.log'));
-    const session = await login(first.port);
+    const sessions = await logins(first.port);
     await stop(first.child);
     const copy = (to: string) => cpSync(path.join(dataDir, 'first', 'pgdata'), to, { recursive: true });
     copy(path.join(dataDir, 'floor-pgdata'));
@@ -221,8 +242,7 @@ async function benchPGlite() {
     }
     const floor = await startTarget('bench/sessions/floor.ts', ['pglite', path.join(dataDir, 'floor-pgdata')]);
     children.push(floor.child);
-    const floorTarget = { name: 'floor', url: `http://127.0.0.1:${floor.port}/?session=${session}`, pid: floor.child.pid! };
-    return await compare('pglite', [floorTarget, ...services.map(({ name, service }) => ourTarget(name, service, session))]);
+    return await compare('pglite', [floorTarget(floor.port, floor.child.pid!, sessions), ...services.map(({ name, service }) => ourTarget(name, service, sessions))]);
   } finally {
     for (const child of children.reverse()) await stop(child);
     rmSync(dataDir, { recursive: true, force: true });
@@ -235,7 +255,7 @@ export async function benchSessions() {
   if (build.status !== 0) throw new Error('scripts/ensure-build.mjs failed');
   const { env, flags } = startCommand();
   console.log(`\nGET /sessions.php: the service (${Object.entries(env).map(([k, v]) => `${k}=${v} `).join('')}node ${flags.join(' ')}) against its floor (bench/sessions/floor.ts)`);
-  console.log(`${CONNECTIONS} connections, 2 s warm-up then ${SECONDS} s each, ${ROUNDS} alternating rounds, ${new Date().toISOString()}`);
+  console.log(`${CONNECTIONS} connections over ${SESSIONS} sessions, 2 s warm-up then ${SECONDS} s each, ${ROUNDS} alternating rounds, ${new Date().toISOString()}`);
   const summary: string[] = [];
   for (const kind of KINDS) {
     const results = kind === 'pg' ? await benchPostgres() : await benchPGlite();

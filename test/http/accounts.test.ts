@@ -44,6 +44,19 @@ describe('sessions (current version)', () => {
     expect(none.envelope).toEqual({ status: 1, data: "Missing required parameter 'session'" });
   });
 
+  it('answers checks of many sessions arriving together each with its own caller', async () => {
+    const users = await Promise.all(['Ann', 'Ben', 'Cy', 'Dee'].map((name, i) => ctx.createUser({ name, role: i === 0 ? 'admin' : 'consumer' })));
+    const [, , ended, disabled] = users as [unknown, unknown, (typeof users)[number], (typeof users)[number]];
+    await ctx.request({ method: 'DELETE', url: `${CURRENT}/session.php`, ...form({ session: ended.session, user_id: ended.id }) });
+    const admin = await ctx.createUser({ role: 'admin' });
+    expect((await ctx.request({ method: 'PATCH', url: `${CURRENT}/users.php?session=${admin.session}`, ...form({ user_id: disabled.id, enabled: 0 }) })).envelope.status).toBe(0);
+    const asked = [...users.map((u) => u.session), 'unknown-token', (users[0] as { session: string }).session, (users[1] as { session: string }).session];
+    const replies = await Promise.all(asked.map((session) => ctx.request({ method: 'GET', url: `${CURRENT}/sessions.php?session=${session}` })));
+    const invalid = { status: 1, data: 'Invalid or expired session' };
+    const ok = (i: number, role: string, name: string) => ({ status: 0, data: { hash: asked[i], user: { role, name } } });
+    expect(replies.map((r) => r.envelope)).toEqual([ok(0, 'admin', 'Ann'), ok(1, 'consumer', 'Ben'), invalid, invalid, invalid, ok(5, 'admin', 'Ann'), ok(6, 'consumer', 'Ben')]);
+  });
+
   it('expires a session after SESSION_TTL of inactivity', async () => {
     const user = await ctx.createUser();
     ctx.clock.advance((ctx.config.sessionTtlSeconds + 1) * 1000);

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Pool } from 'pg';
 import type { DatabaseHandle } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
+import { batchedLookup } from './session-lookups.js';
 
 export interface ActiveSession {
   session_id: number;
@@ -17,7 +18,8 @@ export interface ActiveSession {
 
 /**
  * `lookup`: the session check's fastest path, when the database has one: on Postgres the pg pool (a named,
- * prepared statement), on the embedded database its pipelined read (database.ts DatabaseHandle.read).
+ * prepared statement), on the embedded database its pipelined read (database.ts DatabaseHandle.read). Either
+ * way lookups arriving together go as one statement (session-lookups.ts).
  */
 export function createSessionsRepository(db: Kysely<Database>, lookup?: { pool: Pool } | { read: NonNullable<DatabaseHandle['read']> }) {
   // Compiled once: building and compiling the query per request cost a measurable share of the
@@ -26,6 +28,7 @@ export function createSessionsRepository(db: Kysely<Database>, lookup?: { pool: 
     .selectFrom('sessions as s')
     .innerJoin('users as u', 'u.id', 's.user_id')
     .select([
+      's.token_hash',
       's.id as session_id',
       sql<boolean>`s.last_seen_at < ${sql.val('$touchBefore')}::timestamptz`.as('needs_touch'),
       'u.id as user_id',
@@ -35,11 +38,21 @@ export function createSessionsRepository(db: Kysely<Database>, lookup?: { pool: 
       'u.email',
       'u.client_id',
     ])
-    .where('s.token_hash', '=', sql.val('$tokenHash'))
+    .where(sql<boolean>`s.token_hash = any(${sql.val('$tokenHashes')}::text[])`)
     .where('s.expires_at', '>', sql<Date>`${sql.val('$now')}::timestamptz`)
     .where('s.ended_at', 'is', null)
     .where('u.is_enabled', '=', sql.lit(true))
     .compile();
+
+  const lookups = batchedLookup<ActiveSession & { token_hash: string }>(async (tokenHashes, now, touchBefore) => {
+    const parameters = [touchBefore.toISOString(), tokenHashes, now.toISOString()];
+    if (lookup && 'pool' in lookup) {
+      // A named statement is parsed and planned once per connection; Kysely sends unnamed ones.
+      return (await lookup.pool.query<ActiveSession & { token_hash: string }>({ name: 'sessions.findActiveByTokenHash', text: activeSessionQuery.sql, values: parameters })).rows;
+    }
+    if (lookup) return lookup.read<ActiveSession & { token_hash: string }>(activeSessionQuery.sql, parameters);
+    return (await db.executeQuery<ActiveSession & { token_hash: string }>({ ...activeSessionQuery, parameters })).rows;
+  });
 
   return {
     async create(userId: number, tokenHash: string, expiresAt: Date): Promise<number> {
@@ -56,17 +69,7 @@ export function createSessionsRepository(db: Kysely<Database>, lookup?: { pool: 
      * as ISO text and come back as a boolean: serialising and parsing Date objects was a measurable
      * share of the session check (bench/sessions).
      */
-    async findActiveByTokenHash(tokenHash: string, now: Date, touchBefore: Date): Promise<ActiveSession | undefined> {
-      const parameters = [touchBefore.toISOString(), tokenHash, now.toISOString()];
-      if (lookup && 'pool' in lookup) {
-        // A named statement is parsed and planned once per connection; Kysely sends unnamed ones.
-        const result = await lookup.pool.query<ActiveSession>({ name: 'sessions.findActiveByTokenHash', text: activeSessionQuery.sql, values: parameters });
-        return result.rows[0];
-      }
-      if (lookup) return (await lookup.read<ActiveSession>(activeSessionQuery.sql, parameters))[0];
-      const result = await db.executeQuery<ActiveSession>({ ...activeSessionQuery, parameters });
-      return result.rows[0];
-    },
+    findActiveByTokenHash: (tokenHash: string, now: Date, touchBefore: Date): Promise<ActiveSession | undefined> => lookups.find(tokenHash, now, touchBefore),
 
     async extend(sessionId: number, now: Date, expiresAt: Date): Promise<void> {
       await db
