@@ -169,8 +169,9 @@ export async function jobLogs(db: FaultDatabase, jobId: number): Promise<{ proce
 
 /**
  * Where a job in parts spent its time, from the snapshots and the log: planning (upload answered -> first part
- * queued), the global rounds (first round started -> last done), the groups of series (first started -> last
- * done), the rest to Finished (assembly, output and records), and how many parts and CPU seconds each process ran.
+ * queued), the global rounds (first round started -> last done), the groups of series scored, the choice across
+ * the series and the groups refitted (each stage's first start -> last done), the rest to Finished (assembly,
+ * output and records), and how many parts and CPU seconds each process ran.
  */
 export function profile(uploadedAt: number, finishedAt: number, parts: Map<number, PartRow>, pids: Record<string, number>): string {
   const all = [...parts.values()];
@@ -179,7 +180,10 @@ export function profile(uploadedAt: number, finishedAt: number, parts: Map<numbe
   const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   const queued = Math.min(...all.map((p) => t(p.queued_at)));
   const rounds = all.filter((p) => p.stage === 1);
-  const groups = all.filter((p) => p.stage === 2);
+  const groups = all.filter((p) => p.stage === 2 || p.stage === 4);
+  const scored = all.filter((p) => p.stage === 2);
+  const choice = all.filter((p) => p.stage === 3);
+  const refitted = all.filter((p) => p.stage === 4);
   const span = (ps: PartRow[]) => (ps.length === 0 ? '-' : `${s(Math.max(...ps.map((p) => t(p.finished_at))) - Math.min(...ps.map((p) => t(p.started_at))))}`);
   const lastDone = Math.max(...all.map((p) => t(p.finished_at)));
   const byWorker = new Map<string, { n: number; cpu: number }>();
@@ -196,11 +200,11 @@ export function profile(uploadedAt: number, finishedAt: number, parts: Map<numbe
   const groupWall = groups.reduce((a, p) => a + (t(p.finished_at) - t(p.started_at)), 0) / 1000;
   const groupCpu = groups.reduce((a, p) => a + (p.cpu_seconds ?? 0), 0);
   const mb = (ps: PartRow[], f: (p: PartRow) => number) => `${(ps.reduce((a, p) => a + f(p), 0) / 1e6).toFixed(1)} MB`;
-  const sizes = `tasks ${mb(groups, (p) => Number(p.task_bytes))}, round answers ${mb(rounds, (p) => Number(p.outcome_bytes ?? 0))} (read by every group), group answers ${mb(groups, (p) => Number(p.outcome_bytes ?? 0))}`;
+  const sizes = `tasks ${mb(scored, (p) => Number(p.task_bytes))}, round answers ${mb(rounds, (p) => Number(p.outcome_bytes ?? 0))} (read by every group scored), score answers ${mb(scored, (p) => Number(p.outcome_bytes ?? 0))} (read by the choice), refitted answers ${mb(refitted, (p) => Number(p.outcome_bytes ?? 0))}`;
   return [
     `planning ${s(queued - uploadedAt)}`,
     `${rounds.length} global rounds ${span(rounds)}`,
-    `${groups.length} groups ${span(groups)} (their walls sum to ${groupWall.toFixed(1)} s for ${groupCpu.toFixed(1)} s of CPU)`,
+    `${scored.length} groups scored ${span(scored)}, the choice ${span(choice)}, ${refitted.length} groups refitted ${span(refitted)} (the groups' walls sum to ${groupWall.toFixed(1)} s for ${groupCpu.toFixed(1)} s of CPU)`,
     `last part -> Finished ${s(finishedAt - lastDone)}`,
     sizes,
     `parts by process: ${[...byWorker].map(([k, v]) => `${k} ${v.n} (${v.cpu.toFixed(1)} s CPU)`).join(', ')}`,

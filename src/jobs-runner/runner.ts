@@ -3,7 +3,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunConsumption } from '../domain/consumptions/consumptions.service.js';
 import { explainSelection } from '../domain/jobs/explanation.js';
-import type { ClaimedUnit, JobPartsRepository } from '../domain/jobs/job-parts.repository.js';
+import { PART_STAGE, type ClaimedUnit, type JobPartsRepository } from '../domain/jobs/job-parts.repository.js';
 import { ORPHANED_REASON, STALE_AFTER_MS, type ClaimedJob, type JobQueueRepository } from '../domain/jobs/job-queue.repository.js';
 import { STAT_STATUS, type ClosedStatStatus } from '../domain/model-records/stat-status.js';
 import type { RunStat } from '../domain/model-records/stats.service.js';
@@ -179,10 +179,11 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
           peakBytes: peakThreadBytes,
           rounds: Array.from({ length: parts.rounds }, () => ({ cost: parts.roundCost })),
           parts: parts.parts,
+          choice: parts.choice,
         });
         if (!stored) throw new AbortedElsewhere();
-        if (statId !== undefined) await deps.stats.update(statId, { procedure: 'training in parts', text: `planned in ${trainingEndedAt - trainingStartedAt} ms: ${parts.rounds} rounds of the global model, then ${parts.parts.length} parts` }).catch(() => undefined);
-        await deps.events.record({ type: 2, procedure: 'training.plan', text: `Job ${job.id} planned in ${trainingEndedAt - startedAt} ms: ${parts.rounds} global rounds and ${parts.parts.length} parts queued`, host, pid: process.pid, userId: job.user_id });
+        if (statId !== undefined) await deps.stats.update(statId, { procedure: 'training in parts', text: `planned in ${trainingEndedAt - trainingStartedAt} ms: ${parts.rounds} rounds of the global model, then ${parts.parts.length} parts scored, the choice across the series and the ${parts.parts.length} parts refitted` }).catch(() => undefined);
+        await deps.events.record({ type: 2, procedure: 'training.plan', text: `Job ${job.id} planned in ${trainingEndedAt - startedAt} ms: ${parts.rounds} global rounds, ${parts.parts.length} parts to score, the choice and ${parts.parts.length} parts to refit queued`, host, pid: process.pid, userId: job.user_id });
         schedule(0);
         return;
       }
@@ -278,7 +279,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     await deps.events.record({ type: 2, procedure: 'training.finish', text: `Job ${job.id} finished in ${endedAt - run.startedAt} ms (success rate ${result.successRate}%; ${phases})`, host, pid: process.pid, userId: job.user_id });
   }
 
-  /** One part of a job in parts: a round of the global model or a group of series, its answer stored for the assembly. */
+  /** One part of a job in parts (a global round, a group scored, the choice, a group refitted), its answer stored for the later stages. */
   async function runPart(unit: Extract<ClaimedUnit, { kind: 'part' }>): Promise<void> {
     const parts = deps.parts as JobPartsRepository;
     const controller = new AbortController();
@@ -286,12 +287,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     let peakThreadBytes = 0;
     const beat = beatWhile(controller, () => parts.heartbeatPart(unit.jobId, unit.part, workerId));
     try {
-      let task: JobUnit;
-      if (unit.stage === 1) {
-        const global = await parts.globalTask(unit.jobId);
-        if (global === null) throw new AbortedElsewhere();
-        task = { kind: 'round', global, round: Number(unit.task) };
-      } else task = { kind: 'series', part: unit.task, rounds: await parts.roundOutcomes(unit.jobId) };
+      const task = await unitOf(parts, unit);
       const ran = await deps.pool.runUnit(task, { signal: controller.signal, onThreadMemory: (bytes) => (peakThreadBytes = Math.max(peakThreadBytes, bytes)) }).catch((error: unknown) => {
         throw new PartFailed(error);
       });
@@ -320,6 +316,27 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     } finally {
       clearInterval(beat);
       running.delete(controller);
+    }
+  }
+
+  /** What a part's thread runs: its task and the answers of the earlier stages it reads. */
+  async function unitOf(parts: JobPartsRepository, unit: Extract<ClaimedUnit, { kind: 'part' }>): Promise<JobUnit> {
+    switch (unit.stage) {
+      case PART_STAGE.Round: {
+        const global = await parts.globalTask(unit.jobId);
+        if (global === null) throw new AbortedElsewhere();
+        return { kind: 'round', global, round: Number(unit.task) };
+      }
+      case PART_STAGE.Score:
+        return { kind: 'score', part: unit.task, rounds: await parts.stageOutcomes(unit.jobId, PART_STAGE.Round) };
+      case PART_STAGE.Choose:
+        return { kind: 'choose', task: unit.task, scores: await parts.stageOutcomes(unit.jobId, PART_STAGE.Score) };
+      case PART_STAGE.Fit: {
+        const scored = await parts.partOf(unit.jobId, Number(unit.task));
+        const [choice] = await parts.stageOutcomes(unit.jobId, PART_STAGE.Choose);
+        if (!scored?.outcome || choice === undefined) throw new AbortedElsewhere();
+        return { kind: 'fit', part: scored.task, scores: scored.outcome, choice };
+      }
     }
   }
 

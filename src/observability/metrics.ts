@@ -22,7 +22,7 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
     queueDepth: new Gauge({ name: 'mtcs_queue_depth', help: 'Jobs waiting to be trained (status Pending)', registers: [registry] }),
     queueAge: new Gauge({ name: 'mtcs_queue_oldest_pending_seconds', help: 'Age of the oldest Pending job (since it was queued); 0 when none waits', registers: [registry] }),
     jobsByStatus: new Gauge({ name: 'mtcs_jobs', help: 'Jobs by status code', labelNames: ['status'], registers: [registry] }),
-    jobParts: new Gauge({ name: 'mtcs_job_parts', help: 'Units of jobs in parts (global rounds and groups of series) by state: queued, running, done', labelNames: ['state'], registers: [registry] }),
+    jobParts: new Gauge({ name: 'mtcs_job_parts', help: 'Units of jobs in parts (global rounds, groups of series scored, the choice across series, groups refitted) by state: queued, running, done', labelNames: ['state'], registers: [registry] }),
     trainingDuration: new Histogram({
       name: 'mtcs_training_duration_seconds',
       help: 'Wall time of finished trainings',

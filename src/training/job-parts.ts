@@ -4,10 +4,14 @@
  *  1. planTraining reads the upload once. A single series, a legacy network, or a panel that fits in one part
  *     is trained there and then (one unit, as before). A larger panel answers its plan: the shared part
  *     (keys, each series' rows in the upload, the series too short for a model), the global model's task,
- *     and its parts.
- *  2. Each round of the global model is a unit (runRoundUnit); the parts (runSeriesUnit) run once every round
- *     is done, since each series' selection weighs the global model's candidate.
- *  3. assembleUnit puts the parts' outcomes together into the job's one result, in upload order.
+ *     its parts and the task of its choice across series.
+ *  2. Each round of the global model is a unit (runRoundUnit).
+ *  3. Once every round is done, each part scores its series (runScoreUnit), since each series' selection weighs
+ *     the global model's candidate.
+ *  4. Once every part is scored, one unit reads every part's scores and chooses each output's structure across
+ *     the panel's series (runChooseUnit, issue 33).
+ *  5. Then each part, the same groups of series, refits its series with its scores and that choice (runFitUnit).
+ *  6. assembleUnit puts the refitted parts' outcomes together into the job's one result, in upload order.
  * A unit's answer depends only on its text and the earlier units' answers, never on where it ran: the output
  * is the same rows, in the same order, as a run of the whole job on one thread with the same seed.
  */
@@ -15,9 +19,10 @@ import { withDateCache } from './dates.js';
 import { trainOrPlan } from './engine.js';
 import { runGlobalRound, type GlobalRoundRun } from './models/global.js';
 import { seriesPlan } from './panel.js';
-import { assemblePanel, globalResult, runPanelPart, type GlobalTask, type PanelPart, type PanelPlan, type SeriesOutcome } from './panel-part.js';
+import { assemblePanel, choosePanel, fitPanelPart, globalResult, scorePanelPart, type GlobalTask, type PanelChoice, type PanelPart, type PanelPlan, type SeriesOutcome, type SeriesScores } from './panel-part.js';
 import type { EngineHooks } from './progress.js';
 import { WorkMeter } from './series-run.js';
+import type { SelectionOptions } from './selection.js';
 import type { TrainingInput, TrainingResult } from './types.js';
 
 /** A job cut into units: the plan and global task stored once, the parts with their work units. */
@@ -28,6 +33,8 @@ export interface JobInParts {
   rounds: number;
   roundCost: number;
   parts: { task: string; cost: number }[];
+  /** The choice across series' task (runChooseUnit): the panel's selection options. */
+  choice: string;
 }
 
 export type PlannedTraining = { kind: 'result'; result: TrainingResult } | { kind: 'parts'; job: JobInParts };
@@ -48,6 +55,7 @@ export function planTraining(input: TrainingInput, hooks: EngineHooks = {}, minP
       rounds: planned.global?.task.rounds.length ?? 0,
       roundCost: planned.global?.roundCost ?? 0,
       parts: planned.parts.map((p) => ({ task: JSON.stringify(p.part), cost: p.cost })),
+      choice: JSON.stringify(planned.seriesPlan.selection ?? {}),
     },
   };
 }
@@ -61,18 +69,41 @@ export function runRoundUnit(global: string, round: number, hooks: EngineHooks =
   return JSON.stringify(run);
 }
 
-/** A part's series forecast with the global model's rounds (their answers, in round order); its answer is the JSON of its SeriesOutcome[]. */
-export function runSeriesUnit(partText: string, rounds: string[], hooks: EngineHooks = {}): string {
+/** A part's series scored with the global model's rounds (their answers, in round order); its answer is the JSON of its SeriesScores[]. */
+export function runScoreUnit(partText: string, rounds: string[], hooks: EngineHooks = {}): string {
   return withDateCache(() => {
     const part = JSON.parse(partText) as PanelPart;
     const runs = rounds.map((r) => JSON.parse(r) as GlobalRoundRun | null);
     const global = part.globalRounds > 0 && runs.length === part.globalRounds ? globalResult(part.globalSeason, runs) : null;
-    const outcomes = runPanelPart(part, seriesPlan(part.panel.series, part.panel.rows), (cost) => new WorkMeter(cost, hooks), { global });
+    const scores = scorePanelPart(part, seriesPlan(part.panel.series, part.panel.rows), (cost) => new WorkMeter(cost, hooks), { global });
+    return JSON.stringify(scores);
+  });
+}
+
+/**
+ * The choice across the panel's series from every part's scores (their answers, in part order); its answer is
+ * the JSON of a PanelChoice. Each answer is read in turn, so only what the choice needs of every series is held.
+ */
+export function runChooseUnit(task: string, scores: string[]): string {
+  const selection = JSON.parse(task) as SelectionOptions;
+  function* series(): Generator<SeriesScores> {
+    for (const text of scores) yield* JSON.parse(text) as SeriesScores[];
+  }
+  return JSON.stringify(choosePanel(series(), selection));
+}
+
+/** A part's series refitted with its scores (the answer of its score unit) and the panel's choice; its answer is the JSON of its SeriesOutcome[]. */
+export function runFitUnit(partText: string, scoresText: string, choiceText: string, hooks: EngineHooks = {}): string {
+  return withDateCache(() => {
+    const part = JSON.parse(partText) as PanelPart;
+    const scores = JSON.parse(scoresText) as SeriesScores[];
+    const choice = JSON.parse(choiceText) as PanelChoice;
+    const outcomes = fitPanelPart(part, scores, choice, seriesPlan(part.panel.series, part.panel.rows), (cost) => new WorkMeter(cost, hooks));
     return JSON.stringify(outcomes);
   });
 }
 
-/** The job's one result from its plan and every part's answer. */
+/** The job's one result from its plan and every refitted part's answer. */
 export function assembleUnit(planText: string, outcomes: string[], trainMs: number): TrainingResult {
   const plan = JSON.parse(planText) as PanelPlan;
   const all = outcomes.flatMap((o) => JSON.parse(o) as SeriesOutcome[]);

@@ -1,21 +1,23 @@
 /**
  * A panel's work in parts (issue 34): a part is a group of series of one upload, with everything it needs to
  * forecast them on any thread of any process (its rows, the run's parameters and seed, the global model's
- * forecast and backtest predictions for each of its series), and a part's outcome is plain data that
- * assemblePanel puts together with the other parts' into the job's one result. Nothing here depends on where
- * the part ran: a panel run on one thread goes through the same three steps (panel.ts runPlannedPanel), so the
- * output is the same rows, in the same order, however the parts were spread.
+ * forecast and backtest predictions for each of its series). Each part runs twice: first it scores its series
+ * (scorePanelPart: every candidate backtested, answered as plain data), then, once one step has read every
+ * part's scores and chosen each output's structure across the panel's series (choosePanel, issue 33), it
+ * refits them (fitPanelPart) and answers their outcomes, which assemblePanel puts together into the job's one
+ * result. Nothing here depends on where a step ran: a panel run on one thread goes through the same steps
+ * (panel.ts runPlannedPanel), so the output is the same rows, in the same order, however the parts were spread.
  */
 import type { CellReader } from './encoder.js';
 import type { EngineState } from './forecaster.js';
-import { precomputedGlobalFamily, type GlobalForecastState } from './models/global-forecast.js';
+import { GLOBAL_FAMILY_NAME, precomputedGlobalFamily, type GlobalForecastState } from './models/global-forecast.js';
 import { describeGlobalRun, runGlobalRound, type GlobalRound, type GlobalRoundRun, type GlobalSeries } from './models/global.js';
 import type { ModelFamily } from './models/model.js';
 import { NAIVE_NAMES } from './models/naive.js';
 import type { PanelSeriesState, PanelState } from './panel-predict.js';
-import { backtestError, type Scored } from './selection.js';
+import { backtestError, pooledStructure, pooledWinner, splitActuals, type PooledOutput, type PooledStructure, type Scored, type SelectionOptions } from './selection.js';
 import { analyse, MIN_KNOWN_ROWS, type Analysis } from './series.js';
-import { finishSeries, naiveScale, prepareSeries, scoreSeries, WorkMeter, type OutputRun, type PreparedSeries, type SeriesPlan } from './series-run.js';
+import { chooseWinners, finishSeries, naiveScale, outputRun, prepareSeries, scoreCandidates, WorkMeter, type OutputRun, type PreparedSeries, type ScoredRun, type SeriesPlan } from './series-run.js';
 import {
   TrainingError,
   type ColumnSpec,
@@ -78,7 +80,46 @@ export interface RunSummary {
   scale: number;
   winner: string;
   winnerError: number;
+  /** The winner's structure where it was chosen across the panel's series (selection.ts describeStructure). */
+  across?: string;
   scored: { name: string; error: number | null; note?: string }[];
+}
+
+/** One candidate of one output as a part scored it: what the choice across series and the series' refit read. */
+export interface ScoredCandidate {
+  name: string;
+  error: number | null;
+  /** Predictions per backtest split; null when the family failed or did not apply. */
+  predictions: (number | string)[][] | null;
+  description: string;
+  note?: string;
+  /** The global model's candidate: its forecast of the rows to forecast (GlobalForecastState less the description). */
+  forecast?: { first: number; values: number[] };
+}
+
+/** One output of one series as a part scored it. */
+export interface ScoredOutput {
+  column: string;
+  kind: 'numeric' | 'categorical';
+  /** MAE of the series' one-step naive on its known values (the choice's scale); 0 for a categorical output. */
+  scale: number;
+  /** The actual values of each backtest split's test rows (its windows are the series' own). */
+  actual: (number | string)[][];
+  candidates: ScoredCandidate[];
+}
+
+/** One series as a part scored it (a score part's answer is one per member, in member order). */
+export interface SeriesScores {
+  index: number;
+  /** Whether its windows roll along a time axis: only such series choose together. */
+  timeOrdered: boolean;
+  /** Null for a series too short for a model (its outcome is a fallback). */
+  outputs: ScoredOutput[] | null;
+}
+
+/** The choice across a panel's series, per numeric output column: one structure for all, or none (each its own winner). */
+export interface PanelChoice {
+  columns: { column: string; structure: PooledStructure | null }[];
 }
 
 /** One series' result as plain data: its forecast rows (row indices within the series) and its report. */
@@ -181,19 +222,20 @@ export function fallbackOutcome(index: number, sub: TrainingInput, knownRows: nu
 }
 
 /**
- * The global model's candidate for one series and output, scored on the series' own backtest windows: none
- * when its predictions do not cover every window or are not finite.
+ * The global model's candidate for one series and output, scored on the series' own backtest windows, with its
+ * forecast of the rows to forecast: none when its predictions do not cover every window or are not finite.
  */
-function globalScored(prep: PreparedSeries, column: string, s: number, rounds: number, global: GlobalResult): Scored | null {
+function globalScored(prep: PreparedSeries, column: string, s: number, rounds: number, global: GlobalResult): { scored: Scored; forecast: ScoredCandidate['forecast'] } | null {
   const splits = prep.backtest.splits;
   const predictions = splits.map((_, k) => (global.predictions[rounds - 1 - splits.length + k] as number[][])[s] as number[]);
   if (predictions.some((p, k) => p.length !== (splits[k] as { test: number[] }).test.length || p.some((v) => !Number.isFinite(v)))) return null;
   const futureTimes = prep.placement.targets.map((t) => t.time);
   const values = (global.predictions[rounds - 1] as number[][])[s] as number[];
   if (values.length !== futureTimes.length || values.some((v) => !Number.isFinite(v))) return null;
-  const state: GlobalForecastState = { first: futureTimes[0] ?? prep.placement.series.lastTime + 1, values: stepValues(futureTimes, values), description: global.description };
+  const forecast = { first: futureTimes[0] ?? prep.placement.series.lastTime + 1, values: stepValues(futureTimes, values) };
+  const state: GlobalForecastState = { ...forecast, description: global.description };
   const actual = prep.analysis.known.map((i) => parseNumber((prep.analysis.readers[i] as CellReader)(column)) as number);
-  return { family: precomputedGlobalFamily(state), predictions, error: backtestError(prep.backtest, actual, predictions), description: global.description };
+  return { scored: { family: precomputedGlobalFamily(state), predictions, error: backtestError(prep.backtest, actual, predictions), description: global.description }, forecast };
 }
 
 /** Forecasts at possibly uneven future times as one value per step from the first (gaps take the previous value). */
@@ -208,7 +250,6 @@ function stepValues(times: number[], values: number[]): number[] {
   });
   return out;
 }
-
 
 function outcomeOf(index: number, knownRows: number, result: TrainingResult, runs: OutputRun[]): SeriesOutcome {
   const selection = result.selection as SelectionReport;
@@ -237,6 +278,7 @@ function outcomeOf(index: number, knownRows: number, result: TrainingResult, run
         scale: run.kind === 'numeric' ? naiveScale(run.data.target as number[]) || 1 : 1,
         winner: run.winner.members.length > 1 ? 'combination' : (run.winner.members[0] as { family: ModelFamily }).family.name,
         winnerError: run.winner.error,
+        ...(run.winner.across ? { across: run.winner.across.structure } : {}),
         scored: run.scored.map((s) => ({ name: s.family.name, error: s.error, ...(s.note ? { note: s.note } : {}) })),
       })),
     },
@@ -246,37 +288,131 @@ function outcomeOf(index: number, knownRows: number, result: TrainingResult, run
 /** The work units of a part's series (its progress bar), read once they are prepared. */
 export const partCost = (prepared: PreparedMember[]) => prepared.reduce((s, m) => s + (m.prep?.cost ?? 0), 0);
 
+/** A part's series read and prepared (or taken as the caller prepared them: one-thread runs), and its progress bar. */
+function preparePart(part: PanelPart, plan: SeriesPlan, meter: WorkMeter | ((cost: number) => WorkMeter), prepared: Map<number, PreparedMember> | undefined) {
+  const inputs = part.members.map((m) => seriesInput(part.header, part.columns, part.params, part.keys, m.rows));
+  const members = part.members.map((m, k) => prepared?.get(m.index) ?? prepareMember(inputs[k] as TrainingInput, part.seed, plan));
+  return { inputs, members, work: typeof meter === 'function' ? meter(partCost(members)) : meter };
+}
+
+/** Whether an output of a scored series takes part in the choice across the panel's series. */
+const choosesTogether = (series: SeriesScores, output: ScoredOutput) => series.timeOrdered && output.kind === 'numeric';
+
 /**
- * Forecasts every series of a part: each backtests its families and the global model's candidate, picks its
- * winner, refits and forecasts. `prepared` holds series already prepared by the caller (one-thread runs).
+ * Scores every series of a part: each backtests its families and the global model's candidate. The answer is
+ * plain data, one entry per member, for choosePanel and then fitPanelPart. `prepared` holds series already
+ * prepared by the caller (one-thread runs).
  */
-export function runPanelPart(
+export function scorePanelPart(
   part: PanelPart,
   plan: SeriesPlan,
   meter: WorkMeter | ((cost: number) => WorkMeter),
   options: { prepared?: Map<number, PreparedMember>; clock?: { backtestMs: number; fitMs: number }; global: GlobalResult | null },
-): SeriesOutcome[] {
+): SeriesScores[] {
   const { prepared, clock, global } = options;
+  const { members, work } = preparePart(part, plan, meter, prepared);
+  const scores = part.members.map((m, k): SeriesScores => {
+    const prep = (members[k] as PreparedMember).prep;
+    if (!prep) return { index: m.index, timeOrdered: false, outputs: null };
+    const scoring = performance.now();
+    const forecasts = new Map<string, ScoredCandidate['forecast']>();
+    const runs = scoreCandidates(prep, work, (column) => {
+      const s = m.global?.[column];
+      const scored = s === undefined || !global ? null : globalScored(prep, column, s, part.globalRounds, global);
+      if (!scored) return [];
+      forecasts.set(column, scored.forecast);
+      return [scored.scored];
+    });
+    if (clock) clock.backtestMs += performance.now() - scoring;
+    return { index: m.index, timeOrdered: prep.placement.info.timeOrdered, outputs: runs.map((run) => scoredOutputOf(prep, run, forecasts.get(run.column))) };
+  });
+  if (typeof meter === 'function') work.finish();
+  return scores;
+}
+
+function scoredOutputOf(prep: PreparedSeries, run: ScoredRun, forecast: ScoredCandidate['forecast']): ScoredOutput {
+  const target = run.data.target as (number | string)[];
+  return {
+    column: run.column,
+    kind: run.kind,
+    scale: run.kind === 'numeric' ? naiveScale(target as number[]) : 0,
+    actual: splitActuals(prep.backtest, target),
+    candidates: run.scored.map((s) => ({
+      name: s.family.name,
+      error: s.error,
+      predictions: s.predictions,
+      description: s.description,
+      ...(s.note ? { note: s.note } : {}),
+      ...(forecast && s.family.name === GLOBAL_FAMILY_NAME ? { forecast } : {}),
+    })),
+  };
+}
+
+/**
+ * The choice across a panel's series (issue 33), from every part's scores in part order: per numeric output
+ * column, the structure selection.ts pooledStructure chooses over the series that have a model and windows on a
+ * time axis (none: each series keeps its own winner). Reads the scores one series at a time and keeps only
+ * what the choice needs (candidates' names, errors and backtest predictions, the actual values, the scale).
+ */
+export function choosePanel(scores: Iterable<SeriesScores>, selection: SelectionOptions): PanelChoice {
+  if (!selection.pooled) return { columns: [] };
+  const byColumn = new Map<string, PooledOutput[]>();
+  for (const series of scores) {
+    for (const output of series.outputs ?? []) {
+      if (!choosesTogether(series, output)) continue;
+      let outputs = byColumn.get(output.column);
+      if (!outputs) byColumn.set(output.column, (outputs = []));
+      outputs.push({ scored: output.candidates.map((c) => ({ family: { name: c.name }, error: c.error, predictions: c.predictions })), actual: output.actual as number[][], scale: output.scale });
+    }
+  }
+  return { columns: [...byColumn].map(([column, outputs]) => ({ column, structure: pooledStructure(outputs, selection) })) };
+}
+
+/** A scored candidate as the series' selection holds it: its family from the series' plan (the global model's from its forecast). */
+function scoredOf(candidate: ScoredCandidate, families: ModelFamily[]): Scored {
+  const { name, forecast, ...figures } = candidate;
+  const family = forecast ? precomputedGlobalFamily({ ...forecast, description: candidate.description }) : families.find((f) => f.name === name);
+  if (!family) throw new Error(`candidate ${name} is not a family of this series' plan`);
+  return { family, ...figures };
+}
+
+/**
+ * Refits every series of a part with its scores (scorePanelPart's answer for the same part) and the panel's
+ * choice: each output takes the structure chosen across the series where there is one, else its own winner;
+ * then each series refits, forecasts and reports.
+ */
+export function fitPanelPart(
+  part: PanelPart,
+  scores: SeriesScores[],
+  choice: PanelChoice,
+  plan: SeriesPlan,
+  meter: WorkMeter | ((cost: number) => WorkMeter),
+  options: { prepared?: Map<number, PreparedMember>; clock?: { backtestMs: number; fitMs: number } } = {},
+): SeriesOutcome[] {
+  const { prepared, clock } = options;
   const started = performance.now();
-  const inputs = part.members.map((m) => seriesInput(part.header, part.columns, part.params, part.keys, m.rows));
-  const members = part.members.map((m, k) => prepared?.get(m.index) ?? prepareMember(inputs[k] as TrainingInput, part.seed, plan));
-  const work = typeof meter === 'function' ? meter(partCost(members)) : meter;
+  const { inputs, members, work } = preparePart(part, plan, meter, prepared);
+  const structures = new Map(choice.columns.map((c) => [c.column, c.structure]));
   const outcomes = part.members.map((m, k) => {
     const member = members[k] as PreparedMember;
     if (!member.prep) return fallbackOutcome(m.index, inputs[k] as TrainingInput, member.knownRows, member.note);
     const prep = member.prep;
-    const scoring = performance.now();
-    const runs = scoreSeries(prep, work, (column) => {
-      const s = m.global?.[column];
-      const scored = s === undefined || !global ? null : globalScored(prep, column, s, part.globalRounds, global);
-      return scored ? [scored] : [];
-    });
+    const series = scores[k];
+    if (series?.index !== m.index || !series.outputs) throw new Error(`series ${m.index} of the panel has no scores`);
+    const outputs = series.outputs;
     const fitting = performance.now();
+    const scoredRuns = prep.plan.map(({ col, families }): ScoredRun => {
+      const output = outputs.find((o) => o.column === col.name);
+      if (!output) throw new Error(`series ${m.index} has no scores for ${col.name}`);
+      return { ...outputRun(prep, col), scored: output.candidates.map((c) => scoredOf(c, families)) };
+    });
+    const runs = chooseWinners(prep, scoredRuns).map((run) => {
+      const output = outputs.find((o) => o.column === run.column) as ScoredOutput;
+      const structure = structures.get(run.column);
+      return structure && choosesTogether(series, output) ? { ...run, winner: pooledWinner(structure, run.scored, output.actual as number[][]) } : run;
+    });
     const result = finishSeries(prep, runs, work, started);
-    if (clock) {
-      clock.backtestMs += fitting - scoring;
-      clock.fitMs += performance.now() - fitting;
-    }
+    if (clock) clock.fitMs += performance.now() - fitting;
     return outcomeOf(m.index, member.knownRows, result, runs);
   });
   if (typeof meter === 'function') work.finish();
@@ -415,12 +551,13 @@ function summaryOutputs(runs: RunSummary[]): OutputSelection[] {
     const naive = candidates.filter((c) => NAIVE_NAMES.has(c.name) && c.error !== null).sort((a, b) => (a.error as number) - (b.error as number))[0];
     const ranking = [...chosen.entries()].sort((a, b) => b[1] - a[1]);
     const error = winners / entries.length;
+    const across = [...new Set(entries.flatMap((run) => (run.across ? [run.across] : [])))];
     return {
       column,
       kind,
       metric: kind === 'numeric' ? ('MASE' as const) : ('error rate' as const),
       chosen: (ranking[0] as [string, number])[0],
-      description: `per series over ${entries.length} series: ${ranking.map(([name, count]) => `${name} ${count}`).join(', ')}`,
+      description: [...across, `per series over ${entries.length} series: ${ranking.map(([name, count]) => `${name} ${count}`).join(', ')}`].join('; '),
       error,
       baseline: { name: naive?.name ?? 'none', error: naive?.error ?? error },
       candidates,

@@ -9,10 +9,12 @@
  *     backtest windows; a series too short for that falls back (fallbackForecast) and says so.
  *  3. One global model across all series (global.ts, the M5 lesson), backtested on each series' own windows,
  *     competes in every series' selection and combinations next to the local families.
- *  4. Each series picks its winner, refits and forecasts; the rows come back in upload order with their keys.
+ *  4. Each series backtests its candidates; then, per output column, one structure is chosen across the
+ *     series (panel-part.ts choosePanel) where there are enough of them, else each keeps its own winner.
+ *  5. Each series refits its winner and forecasts; the rows come back in upload order with their keys.
  *
- * The per-series work (scoreSeries + finishSeries of one PreparedSeries) is the unit that can move to
- * another thread or process (issue 34).
+ * The per-series work (scoring, then refitting, of a group of series) is the unit that can move to another
+ * thread or process (issue 34).
  */
 import { DateTime } from 'luxon';
 import { WorkMeter, type FamilyChoice, type PreparedSeries, type SeriesPlan } from './series-run.js';
@@ -25,7 +27,9 @@ import {
   globalResult,
   prepareMember,
   runGlobalTaskRound,
-  runPanelPart,
+  choosePanel,
+  fitPanelPart,
+  scorePanelPart,
   seriesInput,
   type GlobalResult,
   type GlobalTask,
@@ -33,6 +37,7 @@ import {
   type PanelPlan,
   type PreparedMember,
   type SeriesOutcome,
+  type SeriesScores,
 } from './panel-part.js';
 import { familiesFor } from './models/candidates.js';
 import type { GlobalRound, GlobalSeries } from './models/global.js';
@@ -132,7 +137,7 @@ export function detectKeys(input: TrainingInput, analysis: Analysis): Grouping |
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// 2.-4. Forecasting a panel
+// 2.-5. Forecasting a panel
 
 /**
  * Families a series of a panel tries: the cheap ones always (the naive family, ridge, Theta, ETS), the costly
@@ -357,14 +362,22 @@ export function planPanel(
   };
 }
 
-/** A planned panel finished on this thread: the global model's rounds and then the parts in turn, on one progress bar, put together. */
+/**
+ * A planned panel finished on this thread, through the steps of a job in parts (job-parts.ts) on one progress
+ * bar: the global model's rounds, every part's series scored, the choice across the series, every part refitted,
+ * put together. Each part's scores pass through JSON as a stored answer does, so the output is the same rows
+ * however the job ran.
+ */
 export function runPlannedPanel(planned: PlannedPanel, hooks: EngineHooks, started: number): TrainingResult {
   const rounds = planned.global?.task.rounds.length ?? 0;
   const meter = new WorkMeter(rounds * (planned.global?.roundCost ?? 0) + planned.parts.reduce((s, p) => s + p.cost, 0), hooks);
   const globalStarted = performance.now();
   const global = planned.global ? runGlobalRounds(planned.global.task, meter, planned.global.roundCost) : null;
   const clock = { backtestMs: performance.now() - globalStarted, fitMs: 0 };
-  const outcomes = planned.parts.flatMap(({ part }) => runPanelPart(part, planned.seriesPlan, meter, { prepared: planned.prepared, clock, global }));
+  const options = { prepared: planned.prepared, clock };
+  const scores = planned.parts.map(({ part }) => JSON.parse(JSON.stringify(scorePanelPart(part, planned.seriesPlan, meter, { ...options, global }))) as SeriesScores[]);
+  const choice = choosePanel(scores.flat(), planned.seriesPlan.selection ?? {});
+  const outcomes = planned.parts.flatMap(({ part }, k) => fitPanelPart(part, scores[k] as SeriesScores[], choice, planned.seriesPlan, meter, options));
   meter.finish();
   return assemblePanel(planned.plan, outcomes, { trainMs: performance.now() - started, phases: { readMs: planned.plan.readMs, backtestMs: clock.backtestMs, fitMs: clock.fitMs } });
 }

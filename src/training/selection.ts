@@ -8,8 +8,10 @@
  * carried past a turn) does not pull the forecast with it (issue 28: late flights per hour 1.05x -> 0.87x
  * the weekly naive). Naive families always compete, so the winner never scores worse than the best naive
  * baseline. Ties go to the earlier family in the registry (the simpler one).
- * Many series at once (issue 33): pooledWinners chooses one structure for all of them from their mean scaled
- * backtest errors, where each series' few windows alone would rank a dozen families by noise.
+ * Many series at once (issue 33): pooledStructure chooses one structure for all of them from their mean scaled
+ * backtest errors, where each series' few windows alone would rank a dozen families by noise, and pooledWinner
+ * gives it to each series with its own fits; the value columns of a wide upload (pooledWinners) and the series
+ * of a long panel (panel-part.ts choosePanel, between scoring every series and refitting any) both use them.
  */
 import type { Backtest } from './backtest.js';
 import type { FitContext, FitRows, ModelFamily, PredictRows, SeriesInfo } from './models/model.js';
@@ -34,6 +36,8 @@ export interface Winner {
   predictions: (number | string)[][];
   error: number;
   description: string;
+  /** A structure chosen across many series (pooledWinner): how many, and the structure as a report reads it. */
+  across?: { series: number; structure: string };
 }
 
 export interface OutputData {
@@ -55,14 +59,26 @@ function predictOf(data: FitRows, indices: number[]): PredictRows {
   return { time: subset(data.time, indices), features: subset(data.features, indices) };
 }
 
+/** The actual values of each split's test rows, aligned with that split's predictions. */
+export function splitActuals<T extends number | string>(backtest: Backtest, actual: readonly T[]): T[][] {
+  return backtest.splits.map((split) => split.test.map((row) => actual[row] as T));
+}
+
 /** Mean absolute error (numeric) or error rate (categorical) over every split. */
 export function backtestError(backtest: Backtest, actual: (number | string)[], predictions: (number | string)[][]): number {
+  return splitsError(splitActuals(backtest, actual), predictions);
+}
+
+/**
+ * backtestError on the actual values of each split's test rows (splitActuals): what a series scored elsewhere
+ * (a part of a panel, issue 34) keeps of its backtest.
+ */
+export function splitsError(actual: readonly (readonly (number | string)[])[], predictions: (number | string)[][]): number {
   let sum = 0;
   let count = 0;
-  backtest.splits.forEach((split, s) => {
-    split.test.forEach((row, j) => {
+  actual.forEach((values, s) => {
+    values.forEach((a, j) => {
       const p = (predictions[s] as (number | string)[])[j] as number | string;
-      const a = actual[row] as number | string;
       sum += typeof a === 'number' ? Math.abs((p as number) - a) : p === a ? 0 : 1;
       count++;
     });
@@ -120,9 +136,9 @@ export function combineRow(values: readonly number[], weights: readonly number[]
   return combine === 'median' ? medianOf(values as number[]) : values.reduce((sum, value, k) => sum + (weights[k] as number) * value, 0);
 }
 
-/** Each backtest split's predictions of `members`, combined row by row. */
-function combinedSplits(members: Scored[], backtest: Backtest, weights: readonly number[], combine?: 'median'): number[][] {
-  return backtest.splits.map((_, s) => {
+/** Each of `splits` backtest splits' predictions of `members`, combined row by row. */
+function combinedSplits(members: Pick<Scored, 'predictions'>[], splits: number, weights: readonly number[], combine?: 'median'): number[][] {
+  return Array.from({ length: splits }, (_, s) => {
     const columns = members.map((member) => member.predictions?.[s] as number[]);
     return (columns[0] as number[]).map((_, j) => combineRow(columns.map((column) => column[j] as number), weights, combine));
   });
@@ -155,12 +171,13 @@ export interface SelectionOptions {
    */
   levelsOnlyWhenStationary?: boolean;
   /**
-   * Whether the numeric outputs of one upload (a wide upload's value columns, each a series) choose their winner
-   * together (pooledWinners) rather than each on its own windows (default false). A panel's plan asks for it:
-   * US employment's 21 sectors side by side 0.295 -> 0.253 mean MASE; on the validation panels, unemployment rate
-   * of 14 industries side by side 2.460 -> 1.761, Seattle's four daily columns 1.219 -> 1.112. A long panel's
-   * series are forecast one by one (in parts, issue 34), so they cannot choose together yet: measured offline
-   * (panels-study.ts), the same rule over a long panel's series would take the 13 panels' mean 1.444 -> 1.404.
+   * Whether the numeric outputs of one upload choose their winner together (pooledStructure) rather than each on
+   * its own windows (default false): a wide upload's value columns, and each output column over a long panel's
+   * series. A panel's plan asks for it: US employment's 21 sectors side by side 0.295 -> 0.253 mean MASE; on the
+   * validation panels, unemployment rate of 14 industries side by side 2.460 -> 1.761, Seattle's four daily
+   * columns 1.219 -> 1.112 (docs/benchmarks.md, panels). Over a long panel's series the choice needs a step
+   * between scoring every series and refitting any (panel-part.ts choosePanel; a stage of its own in a job in
+   * parts, job-parts.ts): measured in the panels section of docs/benchmarks.md.
    */
   pooled?: boolean;
 }
@@ -187,7 +204,7 @@ export function chooseWinner(scored: Scored[], backtest: Backtest, data: FitRows
     const inverse = members.map((s) => 1 / (s.error as number));
     const total = inverse.reduce((a, b) => a + b, 0);
     const weights = inverse.map((w) => w / total);
-    const predictions = combinedSplits(members, backtest, weights);
+    const predictions = combinedSplits(members, backtest.splits.length, weights);
     const error = backtestError(backtest, actual, predictions);
     if (compareErrors(error, winner.error) < 0) {
       winner = {
@@ -200,7 +217,7 @@ export function chooseWinner(scored: Scored[], backtest: Backtest, data: FitRows
   }
   if (combinable.length >= MAX_COMBINED) {
     const members = combinable.slice(0, MAX_COMBINED);
-    const predictions = combinedSplits(members, backtest, [], 'median');
+    const predictions = combinedSplits(members, backtest.splits.length, [], 'median');
     const error = backtestError(backtest, actual, predictions);
     if (compareErrors(error, winner.error) < 0) {
       winner = {
@@ -222,14 +239,25 @@ export function bestNaive(scored: Scored[]): Scored | undefined {
     .sort((a, b) => (a.error as number) - (b.error as number))[0];
 }
 
-/** One output's candidates, as the pooled choice across many series reads them (pooledWinners). */
+/** What the pooled choice reads of one candidate: a Scored, or the same figures of one scored elsewhere. */
+export type PooledCandidate = { family: Pick<ModelFamily, 'name'> } & Pick<Scored, 'predictions' | 'error'>;
+
+/** One output of one series, as the pooled choice across many series reads it (pooledStructure). */
 export interface PooledOutput {
-  scored: Scored[];
-  backtest: Backtest;
-  /** The output's known values (the backtest's actuals). */
-  actual: number[];
+  scored: PooledCandidate[];
+  /** The actual values of each backtest split's test rows (splitActuals): the series' windows may differ. */
+  actual: number[][];
   /** The output's error scale: the MAE of its one-step naive on the known values (MASE's denominator). */
   scale: number;
+}
+
+/** The structure chosen across many series: its members by family name, their weights, how they combine. */
+export interface PooledStructure {
+  members: string[];
+  weights: number[];
+  combine?: 'median';
+  /** Series it was chosen across. */
+  series: number;
 }
 
 /**
@@ -238,23 +266,27 @@ export interface PooledOutput {
  */
 export const MIN_POOLED_SERIES = 4;
 
+/** The usable candidate of a family on one output: scored, with predictions and a finite error. */
+function usableOf<T extends PooledCandidate>(scored: readonly T[], name: string): T | undefined {
+  return scored.find((s) => s.family.name === name && s.predictions !== null && s.error !== null && Number.isFinite(s.error));
+}
+
 /**
  * One choice for many series at once (issue 33): where each series has only a few backtest windows, its own
  * ranking of a dozen families is mostly noise, so the families are ranked by their mean scaled backtest error
  * over every series (the error over the series' own scale, as M4 and the panel report rank them) and one
  * structure is chosen for all of them: the best family alone, the inverse-error weighted combination of the
  * best 2 or 3, or the median of the best 3 (the same structures chooseWinner tries), whichever has the lowest
- * mean scaled backtest error over the series. Each series then gets that structure with its own members' fits.
- * Only families that scored on every series take part; null when fewer than MIN_POOLED_SERIES series or no
- * family scored on all of them. Ties go to the simpler structure, then to the earlier family.
+ * mean scaled backtest error over the series. Each series then gets that structure with its own members' fits
+ * (pooledWinner). Only families that scored on every series take part; null when fewer than MIN_POOLED_SERIES
+ * series or no family scored on all of them. Ties go to the simpler structure, then to the earlier family.
  */
-export function pooledWinners(outputs: PooledOutput[], options: SelectionOptions = {}): Winner[] | null {
+export function pooledStructure(outputs: readonly PooledOutput[], options: SelectionOptions = {}): PooledStructure | null {
   if (outputs.length < MIN_POOLED_SERIES) return null;
   const names = (outputs[0] as PooledOutput).scored.map((s) => s.family.name);
-  const usable = (o: PooledOutput, name: string) => o.scored.find((s) => s.family.name === name && s.predictions !== null && s.error !== null && Number.isFinite(s.error));
-  const common = names.filter((name, i) => names.indexOf(name) === i && outputs.every((o) => usable(o, name) && o.scale > 0));
+  const common = names.filter((name, i) => names.indexOf(name) === i && outputs.every((o) => usableOf(o.scored, name) && o.scale > 0));
   if (common.length === 0) return null;
-  const pooled = new Map(common.map((name) => [name, outputs.reduce((sum, o) => sum + ((usable(o, name) as Scored).error as number) / o.scale, 0) / outputs.length]));
+  const pooled = new Map(common.map((name) => [name, outputs.reduce((sum, o) => sum + ((usableOf(o.scored, name) as PooledCandidate).error as number) / o.scale, 0) / outputs.length]));
   const ranked = [...common].sort((a, b) => compareErrors(pooled.get(a) as number, pooled.get(b) as number) || common.indexOf(a) - common.indexOf(b));
   const combinable = options.levelsInCombinations === false ? ranked.filter((name) => !LEVEL_NAMES.has(name)) : ranked;
   const inverseWeights = (members: string[]) => {
@@ -262,30 +294,57 @@ export function pooledWinners(outputs: PooledOutput[], options: SelectionOptions
     const total = inverse.reduce((a, b) => a + b, 0);
     return inverse.map((w) => w / total);
   };
-  const structures: { members: string[]; weights: number[]; combine?: 'median' }[] = [{ members: ranked.slice(0, 1), weights: [1] }];
-  for (let m = 2; m <= Math.min(MAX_COMBINED, combinable.length); m++) structures.push({ members: combinable.slice(0, m), weights: inverseWeights(combinable.slice(0, m)) });
-  if (combinable.length >= MAX_COMBINED) structures.push({ members: combinable.slice(0, MAX_COMBINED), weights: combinable.slice(0, MAX_COMBINED).map(() => 1 / MAX_COMBINED), combine: 'median' });
-  const applied = structures.map((structure) => {
-    const winners = outputs.map((o): Winner => {
-      const members = structure.members.map((name) => usable(o, name) as Scored);
-      const predictions = members.length === 1 ? ((members[0] as Scored).predictions as number[][]) : combinedSplits(members, o.backtest, structure.weights, structure.combine);
-      const error = backtestError(o.backtest, o.actual, predictions);
-      const across = `chosen across ${outputs.length} series`;
-      const description =
-        members.length === 1
-          ? (members[0] as Scored).description
-          : structure.combine === 'median'
-            ? `median of ${structure.members.join(', ')} (${across})`
-            : `combination of ${structure.members.map((name, k) => `${name} (${(structure.weights[k] as number).toFixed(2)})`).join(', ')} (${across})`;
-      return {
-        members: members.map((s, k) => ({ family: s.family, weight: structure.weights[k] as number })),
-        ...(structure.combine ? { combine: structure.combine } : {}),
-        predictions,
-        error,
-        description,
-      };
-    });
-    return { winners, error: outputs.reduce((sum, o, k) => sum + (winners[k] as Winner).error / o.scale, 0) / outputs.length };
+  const series = outputs.length;
+  const structures: PooledStructure[] = [{ members: ranked.slice(0, 1), weights: [1], series }];
+  for (let m = 2; m <= Math.min(MAX_COMBINED, combinable.length); m++) structures.push({ members: combinable.slice(0, m), weights: inverseWeights(combinable.slice(0, m)), series });
+  if (combinable.length >= MAX_COMBINED) structures.push({ members: combinable.slice(0, MAX_COMBINED), weights: combinable.slice(0, MAX_COMBINED).map(() => 1 / MAX_COMBINED), combine: 'median', series });
+  const scoredStructures = structures.map((structure) => ({
+    structure,
+    error: outputs.reduce((sum, o) => sum + splitsError(o.actual, predictionsOf(structure, membersOf(structure, o.scored), o.actual.length)) / o.scale, 0) / outputs.length,
+  }));
+  return scoredStructures.reduce((best, a) => (compareErrors(a.error, best.error) < 0 ? a : best)).structure;
+}
+
+function membersOf<T extends PooledCandidate>(structure: PooledStructure, scored: readonly T[]): T[] {
+  return structure.members.map((name) => {
+    const member = usableOf(scored, name);
+    if (!member) throw new Error(`${name}, chosen across ${structure.series} series, did not score on this one`);
+    return member;
   });
-  return applied.reduce((best, a) => (compareErrors(a.error, best.error) < 0 ? a : best)).winners;
+}
+
+function predictionsOf(structure: PooledStructure, members: PooledCandidate[], splits: number): number[][] {
+  return members.length === 1 ? ((members[0] as PooledCandidate).predictions as number[][]) : combinedSplits(members, splits, structure.weights, structure.combine);
+}
+
+/** How a structure chosen across series reads in a report: "median of ets, theta, drift (chosen across 14 series)". */
+export function describeStructure(structure: PooledStructure): string {
+  const across = `chosen across ${structure.series} series`;
+  if (structure.members.length === 1) return `${structure.members[0] as string} (${across})`;
+  if (structure.combine === 'median') return `median of ${structure.members.join(', ')} (${across})`;
+  return `combination of ${structure.members.map((name, k) => `${name} (${(structure.weights[k] as number).toFixed(2)})`).join(', ')} (${across})`;
+}
+
+/**
+ * One series' winner in a structure chosen across series: its own scored members (each family's fit on this
+ * series), combined as the structure says, with their backtest predictions and error on the series' windows.
+ */
+export function pooledWinner(structure: PooledStructure, scored: readonly Scored[], actual: number[][]): Winner {
+  const members = membersOf(structure, scored);
+  const predictions = predictionsOf(structure, members, actual.length);
+  const across = { series: structure.series, structure: describeStructure(structure) };
+  return {
+    members: members.map((s, k) => ({ family: s.family, weight: structure.weights[k] as number })),
+    ...(structure.combine ? { combine: structure.combine } : {}),
+    predictions,
+    error: splitsError(actual, predictions),
+    description: members.length === 1 ? `${(members[0] as Scored).description} (chosen across ${structure.series} series)` : across.structure,
+    across,
+  };
+}
+
+/** pooledStructure applied to each of the series (pooledWinner); null where it answers none. */
+export function pooledWinners(outputs: (PooledOutput & { scored: Scored[] })[], options: SelectionOptions = {}): Winner[] | null {
+  const structure = pooledStructure(outputs, options);
+  return structure ? outputs.map((o) => pooledWinner(structure, o.scored, o.actual)) : null;
 }

@@ -1,7 +1,8 @@
 /**
  * One series from upload to forecast (issue 10's engine, split in issue 33 so a panel runs it per series):
- * prepareSeries reads and places it and cuts its backtest windows, scoreSeries backtests the families and picks
- * each output's winner, finishSeries refits the winners, forecasts and reports. forecastSeries runs the three.
+ * prepareSeries reads and places it and cuts its backtest windows, scoreSeries backtests the families
+ * (scoreCandidates) and picks each output's winner (chooseWinners), finishSeries refits the winners, forecasts and
+ * reports. forecastSeries runs the three; a panel's series score, then choose across the panel, then finish.
  */
 import { createHash } from 'node:crypto';
 import type { DateTime } from 'luxon';
@@ -17,7 +18,7 @@ import { familiesFor } from './models/candidates.js';
 import type { FamilyParams, FitRows, ModelFamily, SeriesInfo } from './models/model.js';
 import { ProgressReporter, type EngineHooks } from './progress.js';
 import { levelStationary } from './models/sarima-search.js';
-import { bestNaive, chooseWinner, LEVEL_NAMES, pooledWinners, scoreFamilies, type Scored, type SelectionOptions, type Winner } from './selection.js';
+import { bestNaive, chooseWinner, LEVEL_NAMES, pooledWinners, scoreFamilies, splitActuals, type Scored, type SelectionOptions, type Winner } from './selection.js';
 import { futureRows, invalid, timeIndex, type Analysis } from './series.js';
 import type { ColumnSpec, OutputSelection, TrainedModelV2, TrainingInput, TrainingParams, TrainingResult } from './types.js';
 import { countDecimals, parseNumber } from './values.js';
@@ -247,19 +248,36 @@ function fitContext(prep: PreparedSeries, meter: WorkMeter) {
   });
 }
 
-/** Backtests every family of the plan (plus any candidates scored elsewhere, such as a panel's global model) and picks each output's winner. */
-export function scoreSeries(prep: PreparedSeries, meter: WorkMeter, extra: (column: string) => Scored[] = () => []): OutputRun[] {
-  const { info, knownTimes } = prep.placement;
+/** An output's candidates scored on the series' backtest windows, before its winner is chosen. */
+export type ScoredRun = Omit<OutputRun, 'winner' | 'coverage'>;
+
+/** An output of the series as its families see it: its target on the known rows, and the decimals it forecasts with. */
+export function outputRun(prep: PreparedSeries, col: ColumnSpec): Omit<ScoredRun, 'scored'> {
+  const cells = prep.analysis.known.map((i) => (prep.analysis.readers[i] as CellReader)(col.name) ?? '');
+  const data: FitRows = { time: prep.placement.knownTimes, features: prep.features, target: targetOf(prep, col) };
+  const decimals = col.kind === 'numeric' ? cells.reduce((m, c) => Math.max(m, countDecimals(c)), 0) : 0;
+  return { column: col.name, kind: col.kind, decimals, data };
+}
+
+/** Backtests every family of the plan, plus any candidates scored elsewhere (a panel's global model). */
+export function scoreCandidates(prep: PreparedSeries, meter: WorkMeter, extra: (column: string) => Scored[] = () => []): ScoredRun[] {
   const context = fitContext(prep, meter);
-  const runs = prep.plan.map(({ col, families }) => {
-    const cells = prep.analysis.known.map((i) => (prep.analysis.readers[i] as CellReader)(col.name) ?? '');
-    const data: FitRows = { time: knownTimes, features: prep.features, target: targetOf(prep, col) };
-    const scored = [...scoreFamilies(families, data, prep.backtest, info, (family, fitRows) => context(col.name, family, fitRows)), ...extra(col.name)];
-    const winner = chooseWinner(scored, prep.backtest, data, col.kind, prep.selection);
-    const decimals = col.kind === 'numeric' ? cells.reduce((m, c) => Math.max(m, countDecimals(c)), 0) : 0;
-    return { column: col.name, kind: col.kind, decimals, data, scored, winner };
+  return prep.plan.map(({ col, families }) => {
+    const run = outputRun(prep, col);
+    const scored = [...scoreFamilies(families, run.data, prep.backtest, prep.placement.info, (family, fitRows) => context(col.name, family, fitRows)), ...extra(col.name)];
+    return { ...run, scored };
   });
-  return prep.selection.pooled && info.timeOrdered ? withPooledWinners(runs, prep) : runs;
+}
+
+/** Each output's winner among its scored candidates; the value columns of a wide upload choose together where the plan asks. */
+export function chooseWinners(prep: PreparedSeries, runs: ScoredRun[]): OutputRun[] {
+  const chosen = runs.map((run) => ({ ...run, winner: chooseWinner(run.scored, prep.backtest, run.data, run.kind, prep.selection) }));
+  return prep.selection.pooled && prep.placement.info.timeOrdered ? withPooledWinners(chosen, prep) : chosen;
+}
+
+/** Backtests the candidates and picks each output's winner (scoreCandidates, then chooseWinners). */
+export function scoreSeries(prep: PreparedSeries, meter: WorkMeter, extra: (column: string) => Scored[] = () => []): OutputRun[] {
+  return chooseWinners(prep, scoreCandidates(prep, meter, extra));
 }
 
 /**
@@ -269,7 +287,7 @@ export function scoreSeries(prep: PreparedSeries, meter: WorkMeter, extra: (colu
 function withPooledWinners(runs: OutputRun[], prep: PreparedSeries): OutputRun[] {
   const numeric = runs.filter((r) => r.kind === 'numeric');
   const winners = pooledWinners(
-    numeric.map((r) => ({ scored: r.scored, backtest: prep.backtest, actual: r.data.target as number[], scale: naiveScale(r.data.target as number[]) })),
+    numeric.map((r) => ({ scored: r.scored, actual: splitActuals(prep.backtest, r.data.target as number[]), scale: naiveScale(r.data.target as number[]) })),
     prep.selection,
   );
   if (!winners) return runs;
@@ -298,7 +316,7 @@ export function finishSeries(prep: PreparedSeries, runs: OutputRun[], meter: Wor
     members: run.winner.members.map(({ family, weight }) => {
       const fitted = family.fit(run.data, { info, ...context(run.column, family, n, true) });
       // The report describes the stored model, not the last backtest fit.
-      if (run.winner.members.length === 1) run.winner.description = fitted.describe();
+      if (run.winner.members.length === 1) run.winner.description = run.winner.across ? `${fitted.describe()} (chosen across ${run.winner.across.series} series)` : fitted.describe();
       return { family: family.name, weight, state: fitted.state };
     }),
     widths: run.kind === 'numeric' ? widthsOf(run, backtest) : null,

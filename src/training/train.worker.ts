@@ -9,15 +9,21 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import { PLANNING_READ_SHARE, trainModel } from './engine.js';
-import { assembleUnit, planTraining, runRoundUnit, runSeriesUnit, type JobInParts } from './job-parts.js';
+import { assembleUnit, planTraining, runChooseUnit, runFitUnit, runRoundUnit, runScoreUnit, type JobInParts } from './job-parts.js';
 import { threadCpuSeconds } from './thread-cpu.js';
 import { loadTrainingSet, type TrainingLimits, type TrainingSetReport, type TrainingSpool } from './training-set.js';
 import { TrainingError, type TrainingErrorCode, type TrainingInput, type TrainingParams, type TrainingProgress, type TrainingResult } from './types.js';
 
-/** A unit of a job in parts (issue 34, job-parts.ts): a round of the global model, a part's series, or the assembly. */
+/**
+ * A unit of a job in parts (issue 34, job-parts.ts): a round of the global model, a part's series scored, the
+ * choice across the panel's series (from every part's scores), a part's series refitted (its task, its scores
+ * and the choice), or the assembly.
+ */
 export type JobUnit =
   | { kind: 'round'; global: string; round: number }
-  | { kind: 'series'; part: string; rounds: string[] }
+  | { kind: 'score'; part: string; rounds: string[] }
+  | { kind: 'choose'; task: string; scores: string[] }
+  | { kind: 'fit'; part: string; scores: string; choice: string }
   | { kind: 'assemble'; plan: string; outcomes: string[]; trainMs: number };
 
 export type WorkerTask =
@@ -35,7 +41,7 @@ export interface WorkerProgress {
 export type WorkerReply =
   /**
    * cpuSeconds: this thread's CPU for reading the set and training, where the platform can say. A job in
-   * parts answers `parts` instead of a result; a round or a part answers its `outcome` text.
+   * parts answers `parts` instead of a result; any other unit but the assembly answers its `outcome` text.
    */
   | { ok: true; result?: TrainingResult; parts?: JobInParts; outcome?: string; peakThreadBytes: number; cpuSeconds?: number; set?: TrainingSetReport }
   | { ok: false; code: TrainingErrorCode; message: string };
@@ -71,7 +77,14 @@ export default async function train(task: WorkerTask): Promise<WorkerReply> {
         const result = assembleUnit(unit.plan, unit.outcomes, unit.trainMs);
         return { ok: true, result, peakThreadBytes: Math.max(peak, threadBytes()), ...cpu() };
       }
-      const outcome = unit.kind === 'round' ? runRoundUnit(unit.global, unit.round, hooks) : runSeriesUnit(unit.part, unit.rounds, hooks);
+      const outcome =
+        unit.kind === 'round'
+          ? runRoundUnit(unit.global, unit.round, hooks)
+          : unit.kind === 'score'
+            ? runScoreUnit(unit.part, unit.rounds, hooks)
+            : unit.kind === 'choose'
+              ? runChooseUnit(unit.task, unit.scores)
+              : runFitUnit(unit.part, unit.scores, unit.choice, hooks);
       return { ok: true, outcome, peakThreadBytes: Math.max(peak, threadBytes()), ...cpu() };
     }
     let input: TrainingInput;

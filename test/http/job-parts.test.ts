@@ -1,7 +1,8 @@
 /**
  * One job's series in parts (issue 34), through the API with the runner of this process: a panel cut into
- * parts gives the same output as one thread, another user's small job is claimed before the rest of a big
- * job's parts, progress counts parts, and an abort stops the parts and closes the records. Real data:
+ * parts gives the same output and the same choice across its series (issue 33) as one thread, another user's
+ * small job is claimed before the rest of a big job's parts, progress counts parts, and an abort stops the
+ * parts and closes the records. Real data:
  * vega-datasets' unemployment by industry. Parts are made small (TRAINING_PART_UNITS of 100) so a 14-series
  * panel is cut into many.
  */
@@ -11,7 +12,7 @@ import { buildApp } from '../../src/app.js';
 import { createTrainingRunner } from '../../src/jobs-runner/wiring.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { refreshJobGauges, type Runtime } from '../../src/runtime.js';
-import { forecastJobs, type Row } from '../support/forecast-jobs.js';
+import { forecastJobs, type Row, type Stat } from '../support/forecast-jobs.js';
 import { CURRENT, OLDER, createTestContext, form, type TestContext, type TestUser } from '../support/helper.js';
 import { industries, industryNames } from '../support/industries.js';
 
@@ -65,8 +66,10 @@ afterAll(async () => {
 describe('a panel job in parts', () => {
   let whole: Row[];
   let parted: Row[];
+  let wholeSelection: Stat['Selection'];
+  let partedSelection: Stat['Selection'];
   let partedJob: number;
-  const seen = { parts: 0, rounds: 0, advances: [] as number[], gauges: { queued: 0, running: 0, done: 0 } };
+  const seen = { parts: 0, rounds: 0, choices: 0, refits: 0, advances: [] as number[], gauges: { queued: 0, running: 0, done: 0 } };
 
   beforeAll(async () => {
     const jobs = forecastJobs(ctx, alice, TZ, ENGINE_TIMEOUT);
@@ -75,6 +78,7 @@ describe('a panel job in parts', () => {
     const a = await jobs.jobWithData(PANEL);
     await jobs.finished(a.jobId);
     whole = await jobs.output(a.jobId, '&intervals=1');
+    wholeSelection = (await jobs.stat(a.jobId)).Selection;
     await one.close();
 
     // Two threads, small parts: the panel goes through the queue, and /metrics shows its parts.
@@ -87,6 +91,8 @@ describe('a panel job in parts', () => {
       const parts = await partsOf(b.jobId);
       seen.parts = Math.max(seen.parts, parts.filter((p) => p.stage === 2).length);
       seen.rounds = Math.max(seen.rounds, parts.filter((p) => p.stage === 1).length);
+      seen.choices = Math.max(seen.choices, parts.filter((p) => p.stage === 3).length);
+      seen.refits = Math.max(seen.refits, parts.filter((p) => p.stage === 4).length);
       seen.advances.push(await jobs.advance(b.jobId));
       const scrape = (await app.inject({ method: 'GET', url: '/metrics' })).body;
       for (const state of ['queued', 'running', 'done'] as const) {
@@ -97,16 +103,19 @@ describe('a panel job in parts', () => {
     }
     await jobs.finished(b.jobId);
     parted = await jobs.output(b.jobId, '&intervals=1');
+    partedSelection = (await jobs.stat(b.jobId)).Selection;
     await two.close();
     await app.close();
   }, ENGINE_TIMEOUT);
 
-  it('was cut into the global rounds and several parts of series, shown on /metrics, and its progress moved with them', () => {
+  it('was cut into the global rounds, several parts of series scored, one choice and the same parts refitted, shown on /metrics, and its progress moved with them', () => {
     expect(seen.gauges.queued).toBeGreaterThan(0);
     expect(seen.gauges.running).toBeGreaterThan(0);
     expect(seen.gauges.done).toBeGreaterThan(0);
     expect(seen.rounds).toBeGreaterThanOrEqual(2);
     expect(seen.parts).toBeGreaterThanOrEqual(4);
+    expect(seen.choices).toBe(1);
+    expect(seen.refits).toBe(seen.parts);
     const moving = [...new Set(seen.advances.filter((a) => a > 0 && a < 100))];
     expect(moving.length, `advances seen: ${seen.advances.join(' ')}`).toBeGreaterThanOrEqual(2);
   });
@@ -114,6 +123,14 @@ describe('a panel job in parts', () => {
   it('answers the same rows, in the same order, with the same bands as one thread', () => {
     expect(parted).toHaveLength(14 * 6);
     expect(parted).toEqual(whole);
+  });
+
+  it('chooses one structure across the 14 series (issue 33), and reports the same choice as one thread', () => {
+    const [output] = partedSelection?.outputs ?? [];
+    expect(output?.description).toMatch(/ \(chosen across 14 series\); per series over 14 series: \S+ 14$/);
+    expect(Object.values(partedSelection?.panel?.wins ?? {})).toEqual([14]);
+    expect(new Set(partedSelection?.panel?.perSeries.map((s) => s.outputs[0]?.chosen)).size).toBe(1);
+    expect(partedSelection).toEqual(wholeSelection);
   });
 
   it('leaves no part behind, and its status record and log say how it ran', async () => {

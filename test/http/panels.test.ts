@@ -1,6 +1,6 @@
 /**
  * Many series in one upload (issue 33) through the API: a long upload keyed by a column is forecast per
- * series, a wide upload gets every empty value column forecast, a covariate known in the rows to forecast is
+ * series with one structure chosen across its series, a wide upload gets every empty value column forecast, a covariate known in the rows to forecast is
  * used and one left empty is never filled with a mean, and series too short for a model say so. Real data
  * (vega-datasets' unemployment by industry and US employment by sector) where the data's shape matters.
  */
@@ -62,6 +62,16 @@ describe('a long upload of six industries keyed by a column', () => {
     const wins = Object.values(selection.panel?.wins ?? {}).reduce((a, b) => a + b, 0);
     expect(wins).toBe(6);
     expect(selection.outputs[0]).toMatchObject({ column: 'unemployed', metric: 'MASE' });
+  });
+
+  it('chooses one structure across the six series and gives each its own fit of it (issue 33)', () => {
+    const [output] = selection.outputs;
+    expect(output?.description).toMatch(/ \(chosen across 6 series\); per series over 6 series: \S+ 6$/);
+    expect(Object.values(selection.panel?.wins ?? {})).toEqual([6]);
+    const chosen = selection.panel?.perSeries.map((s) => s.outputs[0]?.chosen);
+    expect(new Set(chosen).size).toBe(1);
+    // Each series' own fit: the six series forecast six different months ahead.
+    expect(new Set(INDUSTRIES.map((name) => rows.find((r) => r.industry === name)?.unemployed)).size).toBe(6);
   });
 
   it('answers the rows to forecast as uploaded: key kept, upload order, bands', () => {

@@ -6,7 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { trainModel } from '../../src/training/engine.js';
 import { predict } from '../../src/training/predict.js';
-import type { ColumnSpec, TrainingInput, TrainingResult } from '../../src/training/types.js';
+import { mulberry32 } from '../../src/training/prng.js';
+import type { PanelState } from '../../src/training/panel-predict.js';
+import type { ColumnSpec, TrainedModelV2, TrainingInput, TrainingResult } from '../../src/training/types.js';
 
 const num = (name: string, role: ColumnSpec['role'] = 'input'): ColumnSpec => ({ name, role, kind: 'numeric' });
 const text = (name: string, role: ColumnSpec['role'] = 'input'): ColumnSpec => ({ name, role, kind: 'categorical' });
@@ -108,5 +110,36 @@ describe('a stored panel model', () => {
     const [south] = predict(stored, header, [['south', '2012', '7', '']]);
     expect(south?.value).toBe(r.forecasts.find((f) => f.values.store === 'south' && f.values.month === '7')?.values.value);
     expect(() => predict(stored, header, [['west', '2012', '7', '']])).toThrow(/No series store=west/);
+  });
+});
+
+describe('one structure across the series (issue 33)', () => {
+  /** Noisy seasonal series with a trend, each on its own level: each series' few windows rank the families by noise. */
+  function noisy(stores: string[]): (string | null)[][] {
+    const random = mulberry32(3);
+    return stores.flatMap((store, s) =>
+      Array.from({ length: 40 }, (_, t) => {
+        const value = 50 * (s + 1) + 8 * Math.sin((2 * Math.PI * t) / 12) + 0.4 * t + 6 * (random() - 0.5);
+        return [store, String(2010 + Math.floor(t / 12)), String((t % 12) + 1), t < 34 ? value.toFixed(1) : ''];
+      }),
+    );
+  }
+
+  it('gives every series of a panel of at least four the one structure chosen across them, each with its own fit', () => {
+    const stores = ['a', 'b', 'c', 'd', 'e'];
+    const r = trainModel(input([text('store')], noisy(stores)));
+    const panel = panelOf(r);
+    expect(Object.values(panel?.wins ?? {})).toEqual([5]);
+    const chosen = panel?.perSeries.map((s) => s.outputs[0]?.chosen);
+    expect(new Set(chosen).size).toBe(1);
+    expect(r.selection?.outputs[0]?.description).toMatch(/ \(chosen across 5 series\); per series over 5 series: \S+ 5$/);
+    // The stored model of each series holds its own fit of the members.
+    const states = ((r.model as TrainedModelV2).engine as PanelState).series.map((s) => JSON.stringify(s.engine?.outputs[0]?.members.map((m) => m.state)));
+    expect(new Set(states).size).toBe(5);
+  });
+
+  it('leaves each series of a panel of fewer than four its own winner', () => {
+    const r = trainModel(input([text('store')], noisy(['a', 'b', 'c'])));
+    expect(r.selection?.outputs[0]?.description).toMatch(/^per series over 3 series: /);
   });
 });

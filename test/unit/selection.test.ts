@@ -6,7 +6,8 @@ import type { FitRows, ModelFamily } from '../../src/training/models/model.js';
 import { naiveFamilies } from '../../src/training/models/naive.js';
 import { predict } from '../../src/training/predict.js';
 import { mulberry32 } from '../../src/training/prng.js';
-import { chooseWinner, pooledWinners, type PooledOutput, type Scored } from '../../src/training/selection.js';
+import { choosePanel, type SeriesScores } from '../../src/training/panel-part.js';
+import { chooseWinner, pooledWinner, pooledWinners, splitActuals, splitsError, type Scored } from '../../src/training/selection.js';
 import type { TrainedModelV2 } from '../../src/training/types.js';
 import { rowsOf, seasonContext } from './family-support.js';
 
@@ -66,10 +67,9 @@ describe('one choice across many series (issue 33)', () => {
   // Four series on the same window, actual 0 everywhere, each with the scale 1: `steady` errs by 1 on every
   // series; `lucky` is exact on one series and errs by 3 on the others, so each series alone would pick
   // `lucky` once and `steady` three times, while across the series `steady` is the better family.
-  const output = (lucky: boolean): PooledOutput => ({
+  const output = (lucky: boolean): { scored: Scored[]; actual: number[][]; scale: number } => ({
     scored: [scored('lucky', lucky ? [0, 0, 0, 0] : [3, 3, 3, 3]), scored('steady', [1, 1, 1, 1]), scored('wild', [5, -5, 5, -5])],
-    backtest,
-    actual: data.target as number[],
+    actual: splitActuals(backtest, data.target as number[]),
     scale: 1,
   });
 
@@ -112,6 +112,52 @@ describe('one choice across many series (issue 33)', () => {
     const missing = { ...output(false), scored: output(false).scored.map((s) => (s.family.name === 'steady' ? { ...s, predictions: null, error: null } : s)) };
     const winners = pooledWinners([output(true), output(false), output(false), missing])!;
     expect(winners.every((w) => w.members.every((m) => m.family.name !== 'steady'))).toBe(true);
+  });
+});
+
+describe("one choice across a long panel's series (issue 33)", () => {
+  // Five series, each on its own windows (1 to 3 splits of 2 to 4 rows), scales and values; five families whose
+  // backtest predictions miss by noise that grows with the family's rank, so each series alone ranks them by luck.
+  const random = mulberry32(11);
+  const families = ['naive', 'drift', 'ets', 'theta', 'mean'];
+  const layouts = [[4], [3, 3], [2, 2, 2], [4, 4], [3]];
+  const series = layouts.map((tests, k) => {
+    const actual = tests.map((n) => Array.from({ length: n }, () => Math.round(1000 * random()) / 10));
+    const scored: Scored[] = families.map((name, f) => {
+      const predictions = actual.map((split) => split.map((a) => a + (random() - 0.5) * (f + 1) * (k + 1)));
+      return { family: { name } as ModelFamily, predictions, error: splitsError(actual, predictions), description: `${name} fitted on series ${k}` };
+    });
+    return { scored, actual, scale: 0.5 + k };
+  });
+  /** The series as the score parts answer them (panel-part.ts SeriesScores): plain data, through JSON. */
+  const scoresOf = (list: typeof series): SeriesScores[] =>
+    JSON.parse(
+      JSON.stringify(
+        list.map((s, index) => ({
+          index,
+          timeOrdered: true,
+          outputs: [{ column: 'y', kind: 'numeric', scale: s.scale, actual: s.actual, candidates: s.scored.map((c) => ({ name: c.family.name, error: c.error, predictions: c.predictions, description: c.description })) }],
+        })),
+      ),
+    ) as SeriesScores[];
+  const options = { pooled: true, levelsInCombinations: false };
+
+  it('chooses over series on different windows what pooledWinners chooses on the same inputs, each series with its own members', () => {
+    const choice = choosePanel(scoresOf(series), options);
+    expect(choice.columns.map((c) => c.column)).toEqual(['y']);
+    const structure = choice.columns[0]!.structure!;
+    expect(structure.series).toBe(5);
+    const winners = series.map((s) => pooledWinner(structure, s.scored, s.actual));
+    expect(winners).toEqual(pooledWinners(series, options));
+    // Each series keeps its own fits of the members, and the report says the structure was chosen across the series.
+    expect(winners.map((w) => w.members.map((m) => m.family.name))).toEqual(series.map(() => structure.members));
+    expect(winners[1]!.predictions).not.toEqual(winners[3]!.predictions);
+    expect(winners[0]!.description).toMatch(/\(chosen across 5 series\)$/);
+  });
+
+  it('leaves fewer than four series, and a panel that does not choose together, to their own winners', () => {
+    expect(choosePanel(scoresOf(series.slice(0, 3)), options).columns).toEqual([{ column: 'y', structure: null }]);
+    expect(choosePanel(scoresOf(series), { ...options, pooled: false }).columns).toEqual([]);
   });
 });
 

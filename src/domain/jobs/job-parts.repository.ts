@@ -4,9 +4,11 @@ import { JOB_STATUS } from './job-status.js';
 import { claimPendingJob, discardParts, failRunningJob, type ClaimedJob } from './job-queue.repository.js';
 
 /**
- * The queue of units of work (issue 34): Pending jobs, the parts of jobs in parts (the global model's rounds,
- * then the groups of series), and the assembly of a job whose parts are all done. Any training thread of any
- * process claims the next unit with `FOR UPDATE SKIP LOCKED`, so each runs once; the owner whose last claim is
+ * The queue of units of work (issue 34): Pending jobs, the parts of jobs in parts in stages (PART_STAGE: the
+ * global model's rounds, the groups of series scored, the choice across the series, the same groups refitted;
+ * a part is claimable once every part of a lower stage of its job is done), and the assembly of a job whose
+ * parts are all done. Any training thread of any process claims the next unit with `FOR UPDATE SKIP LOCKED`,
+ * so each runs once; the owner whose last claim is
  * oldest goes first (owner_turns), so another user's small job waits at most one part's time behind a big one.
  * A part whose worker stops beating is queued again (recoverStaleParts); one that took its worker down
  * MAX_PART_ATTEMPTS times fails its job, as a whole job would (job-queue.repository.ts recoverStale).
@@ -18,6 +20,14 @@ import { claimPendingJob, discardParts, failRunningJob, type ClaimedJob } from '
  * with its status codes, in one transaction.
  */
 export const PART_STATUS = { Queued: 0, Running: 1, Done: 2 } as const;
+/**
+ * The stages of a job in parts, in the order they run (job_parts.stage): the global model's rounds (task: the
+ * round's number), the groups of series scored (task: the group's series), the one choice across the series
+ * (task: the selection options; it reads every score's answer), the same groups refitted (task: the number of
+ * the group's score part, whose task and answer it reads, so the series' rows are stored once).
+ */
+export const PART_STAGE = { Round: 1, Score: 2, Choose: 3, Fit: 4 } as const;
+export type PartStage = (typeof PART_STAGE)[keyof typeof PART_STAGE];
 /** A part that took its worker down this many times fails its job instead of taking another. */
 export const MAX_PART_ATTEMPTS = 3;
 /** Advance of a job once planned (the engine's PLANNING_SHARE); its units count the rest, up to 99 until it is Finished. */
@@ -25,7 +35,7 @@ export const PLANNED_ADVANCE = 10;
 
 export type ClaimedUnit =
   | { kind: 'job'; job: ClaimedJob }
-  | { kind: 'part'; jobId: number; part: number; stage: 1 | 2; owner: number; attempts: number; task: string }
+  | { kind: 'part'; jobId: number; part: number; stage: PartStage; owner: number; attempts: number; task: string }
   | { kind: 'assemble'; jobId: number; owner: number };
 
 /** What a job in parts stores when its planning is done. */
@@ -37,7 +47,10 @@ export interface StoredPlan {
   cpuSeconds: number | undefined;
   peakBytes: number;
   rounds: { cost: number }[];
+  /** The groups of series: each is queued twice, scored and then refitted. */
   parts: { task: string; cost: number }[];
+  /** The choice across series' task. */
+  choice: string;
 }
 
 const now = () => sql<Date>`now()`;
@@ -80,8 +93,8 @@ export function createJobPartsRepository(db: Kysely<Database>) {
     /**
      * The next unit of work for this worker: first the assembly of a job whose parts are all done (it ends a
      * job), then, by owner turns (the oldest last claim first, an owner never served first), a Pending job or a
-     * queued part (a group of series only once its job's global rounds are done); within one owner in queue
-     * order. Undefined when nothing is claimable.
+     * queued part (only once every part of a lower stage of its job is done); within one owner in queue order.
+     * Undefined when nothing is claimable.
      */
     async claimNext(worker: string): Promise<ClaimedUnit | undefined> {
       return db.transaction().execute(async (trx) => {
@@ -110,8 +123,8 @@ export function createJobPartsRepository(db: Kysely<Database>) {
             select 'part' as kind, p.job_id, p.part, p.owner, p.queued_at as queued
             from job_parts p join jobs j on j.id = p.job_id
             where p.status = ${PART_STATUS.Queued} and j.status = ${JOB_STATUS.Running} and not j.abort_requested
-              and (p.stage = 1 or not exists (
-                select 1 from job_parts q where q.job_id = p.job_id and q.stage = 1 and q.status <> ${PART_STATUS.Done}))
+              and not exists (
+                select 1 from job_parts q where q.job_id = p.job_id and q.stage < p.stage and q.status <> ${PART_STATUS.Done})
           ) c
           left join owner_turns t on t.user_id = c.owner
           order by t.last_claim_at asc nulls first, c.queued, c.job_id, c.part
@@ -126,7 +139,7 @@ export function createJobPartsRepository(db: Kysely<Database>) {
           const part = await claimPart(trx, c.job_id, c.part, worker);
           if (!part) continue;
           await takeTurn(trx, part.owner);
-          return { kind: 'part', jobId: part.job_id, part: part.part, stage: part.stage as 1 | 2, owner: part.owner, attempts: part.attempts, task: part.task };
+          return { kind: 'part', jobId: part.job_id, part: part.part, stage: part.stage as PartStage, owner: part.owner, attempts: part.attempts, task: part.task };
         }
         return undefined;
       });
@@ -159,12 +172,16 @@ export function createJobPartsRepository(db: Kysely<Database>) {
             stat_id: stored.statId ?? null,
             cpu_seconds: stored.cpuSeconds ?? null,
             peak_bytes: stored.peakBytes,
-            parts: stored.rounds.length + stored.parts.length,
+            parts: stored.rounds.length + 2 * stored.parts.length + 1,
           })
           .execute();
+        const scored = stored.rounds.length;
+        const choice = scored + stored.parts.length;
         const rows = [
-          ...stored.rounds.map((r, i) => ({ job_id: jobId, part: i, stage: 1, owner, cost: r.cost, task: String(i) })),
-          ...stored.parts.map((p, i) => ({ job_id: jobId, part: stored.rounds.length + i, stage: 2, owner, cost: p.cost, task: p.task })),
+          ...stored.rounds.map((r, i) => ({ job_id: jobId, part: i, stage: PART_STAGE.Round, owner, cost: r.cost, task: String(i) })),
+          ...stored.parts.map((p, i) => ({ job_id: jobId, part: scored + i, stage: PART_STAGE.Score, owner, cost: p.cost, task: p.task })),
+          { job_id: jobId, part: choice, stage: PART_STAGE.Choose, owner, cost: 0, task: stored.choice },
+          ...stored.parts.map((p, i) => ({ job_id: jobId, part: choice + 1 + i, stage: PART_STAGE.Fit, owner, cost: p.cost, task: String(scored + i) })),
         ];
         for (let i = 0; i < rows.length; i += INSERT_BATCH) await trx.insertInto('job_parts').values(rows.slice(i, i + INSERT_BATCH)).execute();
         return true;
@@ -188,10 +205,18 @@ export function createJobPartsRepository(db: Kysely<Database>) {
       return row?.global ?? null;
     },
 
-    /** The answers of a job's global rounds, in round order (read by each group of series). */
-    async roundOutcomes(jobId: number): Promise<string[]> {
-      const rows = await db.selectFrom('job_parts').select('outcome').where('job_id', '=', jobId).where('stage', '=', 1).orderBy('part').execute();
+    /**
+     * The answers of a job's parts of one stage, in part order: the global rounds' (read by each score part), the
+     * score parts' (read by the choice), the choice's (read by each fit part).
+     */
+    async stageOutcomes(jobId: number, stage: PartStage): Promise<string[]> {
+      const rows = await db.selectFrom('job_parts').select('outcome').where('job_id', '=', jobId).where('stage', '=', stage).orderBy('part').execute();
       return rows.map((r) => r.outcome ?? 'null');
+    },
+
+    /** The task and answer of one part of a job (a fit part reads its score part's); undefined once the job's parts are gone. */
+    async partOf(jobId: number, part: number): Promise<{ task: string; outcome: string | null } | undefined> {
+      return db.selectFrom('job_parts').select(['task', 'outcome']).where('job_id', '=', jobId).where('part', '=', part).executeTakeFirst();
     },
 
     /** Beats for a part this worker still runs; false when its job was aborted or the part taken away. */
@@ -269,16 +294,17 @@ export function createJobPartsRepository(db: Kysely<Database>) {
       await db.updateTable('jobs').set({ worker: null }).where('id', '=', jobId).where('worker', '=', worker).where('status', '=', JOB_STATUS.Running).execute();
     },
 
-    /** Everything the assembly reads: the plan, the groups' answers in part order, the status record, the summed CPU and the peak memory. */
+    /** Everything the assembly reads: the plan, the last stage's answers (the refitted groups') in part order, the status record, the summed CPU and the peak memory. */
     async assemblyInput(jobId: number): Promise<{ plan: string; header: string[]; parts: number; outcomes: string[]; statId: number | null; cpuSeconds: number; peakBytes: number } | undefined> {
       const plan = await db.selectFrom('job_plans').select(['plan', 'header', 'parts', 'stat_id', 'cpu_seconds', 'peak_bytes']).where('job_id', '=', jobId).executeTakeFirst();
       if (!plan) return undefined;
       const parts = await db.selectFrom('job_parts').select(['stage', 'outcome', 'cpu_seconds', 'peak_bytes']).where('job_id', '=', jobId).orderBy('part').execute();
+      const last = parts.reduce((m, p) => Math.max(m, p.stage), 0);
       return {
         plan: plan.plan,
         header: JSON.parse(plan.header) as string[],
         parts: plan.parts,
-        outcomes: parts.filter((p) => p.stage === 2).map((p) => p.outcome ?? '[]'),
+        outcomes: parts.filter((p) => p.stage === last).map((p) => p.outcome ?? '[]'),
         statId: plan.stat_id,
         cpuSeconds: (plan.cpu_seconds ?? 0) + parts.reduce((s, p) => s + (p.cpu_seconds ?? 0), 0),
         peakBytes: Math.max(Number(plan.peak_bytes ?? 0), ...parts.map((p) => Number(p.peak_bytes ?? 0))),
