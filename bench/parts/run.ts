@@ -7,7 +7,7 @@
  * repeated with documented rotations and multipliers) and, for the small job, the first 200 months of
  * vega-datasets' co2-concentration.csv (Mauna Loa, 1958-03 on; the last 12 empty).
  *
- * Cases (BENCH_PARTS_ONLY=fairness,speedup,scale; default all three):
+ * Cases (BENCH_PARTS_ONLY=fairness,speedup,scale,ceiling; default all four):
  *  1. fairness: one API process, WORKERS=1. User A uploads a panel of BENCH_PARTS_A_SERIES monthly series
  *     (default 2,000: the 1,000-series panel finishes in under 30 s; 3,000 fail, the planning thread out of its
  *     512 MB heap, on this code and before issue 34), and 3 s after A's upload was answered user B
@@ -29,6 +29,9 @@
  *     second) stood still (target <= 10 s). BENCH_PARTS_SCALE_SERIES changes the count, BENCH_PARTS_SCALE_ENV
  *     (`TRAINING_MEMORY_MB=1536,...`) sets the two processes' settings: with the defaults the job is refused
  *     (the planning thread holds all 1.2M rows: 516 MB estimated against 512 MB).
+ *  4. ceiling: the speed-up case's panel trained by the engine in-process, one process alone and then two at
+ *     once (bench/parts/ceiling.ts): 2 x alone / the pair's longer wall is the most any split of one job over two
+ *     processes can reach on this machine (no serial step, no coordination, nothing shared).
  * The processes run as the image runs them: `node --v8-pool-size=2 dist/src/server.js` and dist/src/worker.js
  * (this checkout and BENCH_B_DIR's compiled first).
  * Every case also prints where the job's time went: planning (upload answered -> its parts queued), the global
@@ -58,6 +61,7 @@ import { OUT } from '../forecast/panels-ours.js';
 import { uploadOf } from '../forecast/panels-data.js';
 import { monthlyPanel } from '../forecast/panel-speed.js';
 import { commitOf, fileTag } from '../forecast/panels.js';
+import { ceilingRounds } from './ceiling.js';
 import { api, apiAt, cpuByThread, cpuSeconds, csvOf, jobLogs, load, outputOf, peakRssMb, profile, progressOf, sleep, statusOf, threadsCpu, uploadCsv, watchParts, worker } from './processes.js';
 
 const ONLY = process.env.BENCH_PARTS_ONLY?.split(',').filter(Boolean);
@@ -261,6 +265,21 @@ async function speedup(lines: Lines) {
   log(lines, `| speedup | mean of ${ROUNDS} rounds each | alone ${s(mean('alone'))}, pair ${s(mean('pair'))}: ${ratio.toFixed(2)}x; outputs ${identical ? `identical (${ours[0]!.rows} rows, same order) in all ${ours.length} runs of this code` : 'DIFFER'}${beforeNote} | >= 1.6x, same output | ${ratio >= 1.6 && identical ? 'yes' : 'NO'} | ${load()} |`);
 }
 
+// ---------- 4. ceiling ----------
+
+async function ceiling(lines: Lines) {
+  const startLoad = load();
+  const { alone, pairs } = await ceilingRounds(SPEEDUP_SERIES, ROUNDS);
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  pairs.forEach((pair, round) => {
+    const a = alone[round]!;
+    log(lines, `| ceiling round ${round + 1} | ${SPEEDUP_SERIES.toLocaleString('en-US')} monthly series in-process, one thread each | alone ${s(a.wallMs)} (CPU ${a.cpuSeconds.toFixed(1)} s); two at once ${pair.map((p) => `${s(p.wallMs)} (CPU ${p.cpuSeconds.toFixed(1)} s)`).join(' and ')}: ${((2 * a.wallMs) / Math.max(...pair.map((p) => p.wallMs))).toFixed(2)}x | - | - | ${startLoad} -> ${load()} |`);
+  });
+  const ratio = (2 * mean(alone.map((a) => a.wallMs))) / mean(pairs.map((p) => Math.max(p[0].wallMs, p[1].wallMs)));
+  const cpuGrowth = mean(pairs.flatMap((p) => p.map((r) => r.cpuSeconds))) / mean(alone.map((a) => a.cpuSeconds));
+  log(lines, `| ceiling | mean of ${ROUNDS} rounds | two processes at most ${ratio.toFixed(2)}x one; CPU per run ${cpuGrowth.toFixed(2)}x alone's when two run at once | the speed-up target (1.6x) is within reach only if this is above it | ${ratio >= 1.6 ? 'yes' : 'NO'} | ${load()} |`);
+}
+
 // ---------- 3. scale ----------
 
 async function scale(lines: Lines) {
@@ -346,6 +365,7 @@ export async function benchParts() {
     ['fairness', fairness],
     ['speedup', speedup],
     ['scale', scale],
+    ['ceiling', ceiling],
   ];
   try {
     for (const [name, run] of cases.filter(([name]) => !ONLY || ONLY.includes(name))) {
