@@ -67,6 +67,29 @@ export function cpuByThread(pid: number, before: ReturnType<typeof threadsCpu>, 
   return [`main ${main.toFixed(1)} s`, ...others.slice(0, 3).map((t) => `${t.seconds.toFixed(1)} s`), `${others.length - 3 > 0 ? others.length - 3 : 0} more ${rest.toFixed(1)} s`].join(', ');
 }
 
+/**
+ * CPU seconds spent so far by the whole machine (every core, /proc/stat: user, nice, system, irq, softirq, steal)
+ * and by the Postgres server (every process named postgres, and the exited backends its parent waited for): with the
+ * processes' own figures, where a job's CPU went, the database included.
+ */
+export function machineCpu(): { busy: number; postgres: number } {
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const busy = (cpu[0]! + cpu[1]! + cpu[2]! + cpu[5]! + cpu[6]! + (cpu[7] ?? 0)) / TICKS_PER_SECOND;
+  let postgres = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+      // Its own CPU, and (the server's parent process) that of its backends that have exited (cutime, cstime).
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      postgres += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND;
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return { busy, postgres };
+}
+
 /** The process's peak resident set so far (VmHWM), in MB. */
 export function peakRssMb(pid: number): number {
   const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

@@ -62,7 +62,7 @@ import { uploadOf } from '../forecast/panels-data.js';
 import { monthlyPanel } from '../forecast/panel-speed.js';
 import { commitOf, fileTag } from '../forecast/panels.js';
 import { ceilingRounds } from './ceiling.js';
-import { api, apiAt, cpuByThread, cpuSeconds, csvOf, jobLogs, load, outputOf, peakRssMb, profile, progressOf, sleep, statusOf, threadsCpu, uploadCsv, watchParts, worker } from './processes.js';
+import { api, apiAt, cpuByThread, cpuSeconds, machineCpu, csvOf, jobLogs, load, outputOf, peakRssMb, profile, progressOf, sleep, statusOf, threadsCpu, uploadCsv, watchParts, worker } from './processes.js';
 
 const ONLY = process.env.BENCH_PARTS_ONLY?.split(',').filter(Boolean);
 const ROUNDS = Number(process.env.BENCH_PARTS_ROUNDS ?? 2);
@@ -214,7 +214,10 @@ async function speedRun(lines: Lines, mode: SpeedMode, csv: string): Promise<Spe
       const cpuBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
       const mainBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid, pid)]));
       const threadsBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, threadsCpu(pid)]));
+      const machineBefore = machineCpu();
       const ended = (await waitEnded(new Map([[jobId, client]]), 200)).get(jobId)!;
+      const machineAfter = machineCpu();
+      const machine = `machine busy ${(machineAfter.busy - machineBefore.busy).toFixed(1)} s of ${((2 * (ended.at - uploaded)) / 1000).toFixed(1)} (2 cores), Postgres ${(machineAfter.postgres - machineBefore.postgres).toFixed(1)} s`;
       const byThread = Object.entries(pids)
         .map(([k, pid]) => `${k}: ${cpuByThread(pid, threadsBefore[k]!, threadsCpu(pid))}`)
         .join('; ');
@@ -228,7 +231,7 @@ async function speedRun(lines: Lines, mode: SpeedMode, csv: string): Promise<Spe
       // The runner's own sum of its training threads' CPU (planning, parts, assembly) and their peak: the rest of the processes' CPU is outside them.
       const used = (await db.query<{ cpu: number; ram: number }>('select cpu, ram from consumptions where job_id = $1', [jobId]))[0];
       const threads = used ? `training threads' CPU ${used.cpu.toFixed(1)} s (consumption record), peak thread memory ${used.ram.toFixed(0)} MB` : 'no consumption record';
-      log(lines, `- speedup ${mode}: ${s(run.wallMs)}; ${threads}; CPU by thread (${byThread}); ${profile(uploaded, ended.at, parts, pids)}; ${watcher.planned()}; log: ${logs.map((l) => `${l.procedure}: ${l.text}`).join(' | ')}`, true);
+      log(lines, `- speedup ${mode}: ${s(run.wallMs)}; ${threads}; CPU by thread (${byThread}); ${machine}; ${profile(uploaded, ended.at, parts, pids)}; ${watcher.planned()}; log: ${logs.map((l) => `${l.procedure}: ${l.text}`).join(' | ')}`, true);
       return run;
     } finally {
       await workerProcess?.stop();
