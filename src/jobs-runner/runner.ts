@@ -385,7 +385,13 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       const unit: ClaimedUnit | undefined = deps.parts ? await deps.parts.claimNext(workerId) : await deps.queue.claimNext(workerId).then((job) => (job ? { kind: 'job' as const, job } : undefined));
       // While a job trains or a job in parts runs anywhere, units appear at any moment (a plan is stored, a stage
       // ends, a part is reclaimed): a thread left idle a whole poll would cost the job up to that long each time.
-      if (!unit) return deps.parts && (await deps.parts.inProgress()) ? BUSY_POLL_MS : pollMs;
+      if (!unit) {
+        if (!deps.parts || !(await deps.parts.inProgress())) return pollMs;
+        // Work is planned or running elsewhere and will reach this process as units: its threads start now, not
+        // when the first unit is claimed (on a worker that was idle, that start held up the job's first stage).
+        if (running.size === 0) void deps.pool.ready();
+        return BUSY_POLL_MS;
+      }
       const run = unit.kind === 'job' ? runJob(unit.job) : unit.kind === 'part' ? runPart(unit) : runAssembly(unit.jobId);
       // A unit's own failure is recorded where it happens; what escapes (the database gone while it ended) must not end the process.
       const task = run.catch(() => undefined).finally(() => {

@@ -58,6 +58,12 @@ export interface TrainingPool {
   ): Promise<TrainedSpool>;
   /** Runs one unit of a job in parts (issue 34, job-parts.ts) on a training thread. */
   runUnit(unit: JobUnit, opts?: TrainingRunOptions): Promise<RanUnit>;
+  /**
+   * Starts every thread the pool may have that is not running yet, without waiting: a thread's start (its
+   * isolate and the engine's modules, ~0.3 s) then happens before the work arrives rather than on its path.
+   * Settles once they have started; never rejects.
+   */
+  ready(): Promise<void>;
   close(): Promise<void>;
   readonly threads: number;
 }
@@ -108,7 +114,7 @@ export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingP
   }
 
   async function run(
-    payload: { input: TrainingInput } | { spool: TrainingSpool; params: TrainingParams; limits: TrainingLimits; minParts?: number } | { unit: JobUnit },
+    payload: { input: TrainingInput } | { spool: TrainingSpool; params: TrainingParams; limits: TrainingLimits; minParts?: number } | { unit: JobUnit } | { ready: true },
     opts: TrainingRunOptions,
   ): Promise<Extract<WorkerReply, { ok: true }>> {
     const { signal, onThreadMemory } = opts;
@@ -159,6 +165,14 @@ export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingP
     async runUnit(unit, opts = {}) {
       const reply = await run({ unit }, opts);
       return { ...(reply.outcome === undefined ? {} : { outcome: reply.outcome }), ...(reply.result ? { result: reply.result } : {}), cpuSeconds: reply.cpuSeconds };
+    },
+    async ready() {
+      if (closed) return;
+      const piscina = await pool().catch(() => undefined);
+      if (!piscina) return;
+      // Piscina starts a thread for a task when none is idle, up to maxThreads: one task per missing thread.
+      const missing = Array.from({ length: Math.max(0, maxThreads - piscina.threads.length) }, () => run({ ready: true }, {}).catch(() => undefined));
+      await Promise.all(missing);
     },
     async close() {
       closed = true;

@@ -30,7 +30,9 @@ export type WorkerTask =
   | { input: TrainingInput; port?: MessagePort }
   /** minParts: a panel of at least this many parts is answered in parts (JobInParts) instead of trained here. */
   | { spool: TrainingSpool; params: TrainingParams; limits: TrainingLimits; minParts?: number; port?: MessagePort }
-  | { unit: JobUnit; port?: MessagePort };
+  | { unit: JobUnit; port?: MessagePort }
+  /** Nothing to run: the thread is started and its modules loaded, ready for the work a process sees coming (pool.ts ready). */
+  | { ready: true; port?: MessagePort };
 
 /** One message on the progress port: the engine's progress and the thread's memory peak so far. */
 export interface WorkerProgress {
@@ -70,6 +72,7 @@ export default async function train(task: WorkerTask): Promise<WorkerReply> {
     return cpuAtStart === undefined || cpuAtEnd === undefined ? {} : { cpuSeconds: cpuAtEnd - cpuAtStart };
   };
   try {
+    if ('ready' in task) return { ok: true, peakThreadBytes: peak };
     if ('unit' in task) {
       const { unit } = task;
       const hooks = { onProgress };
