@@ -174,7 +174,8 @@ export interface SpawnOptions {
   root?: string;
   /**
    * Run the compiled service as the image does (`node --v8-pool-size=2 dist/src/server.js`, or worker.js;
-   * dist/ must be built), not the sources through tsx: benchmarks measure what production runs.
+   * dist/ must be built), not the sources through tsx: benchmarks measure what production runs. BENCH_NODE_FLAGS
+   * replaces the image's node flags (a benchmark's A/B of a V8 setting).
    */
   built?: boolean;
 }
@@ -209,7 +210,7 @@ function serviceEnv(options: SpawnOptions, extra: Record<string, string>): NodeJ
 
 function spawnService(kind: 'api' | 'worker', options: SpawnOptions, ready: RegExp, timeoutMs = 60_000): Promise<ServiceProcess> {
   const name = kind === 'api' ? 'server' : 'worker';
-  const args = options.built ? ['--v8-pool-size=2', `dist/src/${name}.js`] : ['--import', 'tsx', `src/${name}.ts`];
+  const args = options.built ? [...(process.env.BENCH_NODE_FLAGS ?? '--v8-pool-size=2').split(' ').filter(Boolean), `dist/src/${name}.js`] : ['--import', 'tsx', `src/${name}.ts`];
   const env = serviceEnv(options, kind === 'worker' ? { WORKERS: '1' } : {});
   const child = spawn(process.execPath, args, {
     cwd: options.root ?? ROOT,
