@@ -40,7 +40,8 @@ export interface RunnerDeps {
   /** Stores the forecast rows (and each row's prediction intervals, kept out of the legacy view) as a new output. */
   writeOutput(jobId: number, header: string[], rows: Record<string, string>[], intervals?: (Record<string, ForecastInterval> | undefined)[]): Promise<number>;
   paramsForJob(jobId: number): Promise<TrainingParams>;
-  saveModel(trainingId: number, userId: number, model: TrainedModel): Promise<number>;
+  /** Answers the stored model's id and its size in bytes (the consumption record's disk). */
+  saveModel(trainingId: number, userId: number, model: TrainedModel): Promise<{ id: number; bytes: number }>;
   stats: {
     open(record: RunStat): Promise<number>;
     update(statId: number, change: { procedure?: string; text?: string; advance?: number }): Promise<unknown>;
@@ -234,7 +235,7 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     const { result, set, statId } = run;
     const intervals = result.forecasts.some((f) => f.intervals) ? result.forecasts.map((f) => f.intervals) : undefined;
     const outputId = await deps.writeOutput(job.id, run.header, result.forecasts.map((f) => f.values), intervals);
-    await deps.saveModel(job.training_id, job.user_id, result.model);
+    const { bytes: modelBytes } = await deps.saveModel(job.training_id, job.user_id, result.model);
     await deps.queue.setTrainingResult(job.training_id, {
       status: TRAINING_STATUS.Trained,
       neurons: result.figures.neurons,
@@ -258,7 +259,6 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
         advance: 100,
       });
     }
-    const modelBytes = Buffer.byteLength(JSON.stringify(result.model));
     await deps.recordConsumption({
       userId: job.user_id,
       jobId: job.id,

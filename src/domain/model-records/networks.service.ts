@@ -54,9 +54,12 @@ export function createNetworksService(deps: { networks: NetworksRepository; look
       if ((await networks.deleteForTraining(trainingId)) === 0) throw Errors.noNetwork(trainingId);
     },
 
-    /** For the runner: stores a training's model, replacing the previous one; answers the weight's id. */
-    saveModel: (trainingId: number, userId: number, model: TrainedModel): Promise<number> =>
-      networks.replaceModel({ training_id: trainingId, user_id: userId, content: JSON.stringify(model) }, clock.now()),
+    /** For the runner: stores a training's model, replacing the previous one; answers the weight's id and its stored bytes. */
+    async saveModel(trainingId: number, userId: number, model: TrainedModel): Promise<{ id: number; bytes: number }> {
+      const content = JSON.stringify(model);
+      const id = await networks.replaceModel({ training_id: trainingId, user_id: userId, content }, clock.now());
+      return { id, bytes: Buffer.byteLength(content) };
+    },
 
     /**
      * The training's newest engine model, as saved (a JSON text round trip reproduces it exactly). The
