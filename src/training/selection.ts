@@ -12,9 +12,11 @@
  * backtest errors, where each series' few windows alone would rank a dozen families by noise, and pooledWinner
  * gives it to each series with its own fits; the value columns of a wide upload (pooledWinners) and the series
  * of a long panel (panel-part.ts choosePanel, between scoring every series and refitting any) both use them.
+ * Some families compete only in that choice (POOLED_ONLY: auto.arima's differencing, whose d is each series' own).
  */
 import type { Backtest } from './backtest.js';
 import type { FitContext, FitRows, ModelFamily, PredictRows, SeriesInfo } from './models/model.js';
+import { DIFFERENCED_NAME } from './models/differenced.js';
 import { medianOf, NAIVE_NAMES } from './models/naive.js';
 
 export const MAX_COMBINED = 3;
@@ -183,10 +185,21 @@ export interface SelectionOptions {
   pooled?: boolean;
 }
 
+/**
+ * Families that compete only in a choice across many series (pooledStructure), never in one series' own choice
+ * (chooseWinner): auto.arima's differencing (models/differenced.ts) forecasts what the naive family, drift or the
+ * mean already do on one series, and is worth its place only as a structure whose d each series picks for itself.
+ * Where the series choose each their own (fewer than MIN_POOLED_SERIES) it would add one more candidate to rank
+ * by noise: measured offline (bench/forecast/panels-study.ts) as a candidate of every choice, the 13 panels' mean
+ * MASE went 1.391 -> 1.415 (infant mortality's 2 series 0.188 -> 0.314, Crimean war's 3 causes 1.311 -> 1.789),
+ * against 1.354 as a candidate of the choice across series only.
+ */
+export const POOLED_ONLY = new Set([DIFFERENCED_NAME]);
+
 export function chooseWinner(scored: Scored[], backtest: Backtest, data: FitRows, kind: 'numeric' | 'categorical', options: SelectionOptions = {}): Winner {
   const ranked = scored
     .map((s, order) => ({ s, order }))
-    .filter(({ s }) => s.error !== null && Number.isFinite(s.error))
+    .filter(({ s }) => s.error !== null && Number.isFinite(s.error) && !POOLED_ONLY.has(s.family.name))
     .sort((a, b) => compareErrors(a.s.error as number, b.s.error as number) || fromOneRow(a.s) - fromOneRow(b.s) || a.order - b.order)
     .map(({ s }) => s);
   const best = ranked[0];

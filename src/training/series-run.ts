@@ -15,6 +15,7 @@ import { errorsByStep, heldOutCoverage, intervalWidths, type WindowErrors } from
 import { hiddenLayerWidth } from './brain-network.js';
 import { DEFAULT_DEVIATION_TARGET, DEFAULT_LEARNING_RATE, hiddenLayerCount } from './legacy.js';
 import { familiesFor } from './models/candidates.js';
+import { differencedFamily } from './models/differenced.js';
 import type { FamilyParams, FitRows, ModelFamily, SeriesInfo } from './models/model.js';
 import { ProgressReporter, type EngineHooks } from './progress.js';
 import { levelStationary } from './models/sarima-search.js';
@@ -214,7 +215,7 @@ export function prepareSeries(input: TrainingInput, analysis: Analysis, seed: nu
   const selection = plan.selection ?? {};
   const outputs = analysis.columns
     .filter((c) => c.role === 'output')
-    .map((col) => ({ col, families: withoutUnfitLevels(plan.choose(col.kind, info, n), col, analysis, info, selection) }));
+    .map((col) => ({ col, families: [...withoutUnfitLevels(plan.choose(col.kind, info, n), col, analysis, info, selection), ...poolingFamilies(col, selection)] }));
   // Weighted by each family's own cost estimate, over the families that apply, so Advance moves evenly.
   const windows = backtest.splits.length;
   const cost = outputs.reduce(
@@ -222,6 +223,15 @@ export function prepareSeries(input: TrainingInput, analysis: Analysis, seed: nu
     0,
   );
   return { input, analysis, placement, params, familyParams: familyParams(params), names, space, features, backtest, plan: outputs, selection, cost };
+}
+
+/**
+ * Families that compete only where the plan chooses one structure across many series (SelectionOptions.pooled):
+ * auto.arima's differencing (models/differenced.ts), whose d is each series' own. A series' own choice never
+ * takes them (selection.ts POOLED_ONLY); last in the list, so ties go to the families before them.
+ */
+function poolingFamilies(col: ColumnSpec, selection: SelectionOptions): ModelFamily[] {
+  return selection.pooled && col.kind === 'numeric' ? [differencedFamily] : [];
 }
 
 /** An output's families less the level families where the plan asks for a level-stationary series and this one is not. */

@@ -7,6 +7,7 @@ import { naiveFamilies } from '../../src/training/models/naive.js';
 import { predict } from '../../src/training/predict.js';
 import { mulberry32 } from '../../src/training/prng.js';
 import { choosePanel, type SeriesScores } from '../../src/training/panel-part.js';
+import { differencedFamily, kpssDifferences } from '../../src/training/models/differenced.js';
 import { chooseWinner, pooledWinner, pooledWinners, splitActuals, splitsError, type Scored } from '../../src/training/selection.js';
 import type { TrainedModelV2 } from '../../src/training/types.js';
 import { rowsOf, seasonContext } from './family-support.js';
@@ -112,6 +113,54 @@ describe('one choice across many series (issue 33)', () => {
     const missing = { ...output(false), scored: output(false).scored.map((s) => (s.family.name === 'steady' ? { ...s, predictions: null, error: null } : s)) };
     const winners = pooledWinners([output(true), output(false), output(false), missing])!;
     expect(winners.every((w) => w.members.every((m) => m.family.name !== 'steady'))).toBe(true);
+  });
+});
+
+describe("auto.arima's differencing as a structure across series (issue 33)", () => {
+  it('chooses d as forecast::ndiffs does: the mean of a level, a random walk, the last slope of an accelerating series', () => {
+    const random = mulberry32(11);
+    const level = Array.from({ length: 13 }, () => 100 + 10 * (random() - 0.5));
+    const accelerating = Array.from({ length: 11 }, (_, i) => 1000 + 20 * i * i + 5 * (random() - 0.5));
+    let walk = 50;
+    const walking = Array.from({ length: 40 }, () => (walk += 6 + 4 * (random() - 0.5)));
+    expect([level, walking, accelerating].map(kpssDifferences)).toEqual([0, 1, 2]);
+    const ahead = (y: number[], h: number) => differencedFamily.fit(rowsOf(y), seasonContext(1)).predict({ time: [y.length - 1 + h], features: [[]] })[0] as number;
+    expect(ahead(level, 3)).toBeCloseTo(level.reduce((a, b) => a + b, 0) / level.length, 9);
+    // A steady climb: the drift (its mean difference) passes AICc, and carries on from the last value.
+    const drift = (walking.at(-1)! - walking[0]!) / (walking.length - 1);
+    expect(ahead(walking, 2)).toBeCloseTo(walking.at(-1)! + 2 * drift, 9);
+    const slope = accelerating.at(-1)! - accelerating.at(-2)!;
+    expect(ahead(accelerating, 4)).toBeCloseTo(accelerating.at(-1)! + 4 * slope, 9);
+    // A stored state forecasts the same.
+    const fitted = differencedFamily.fit(rowsOf(accelerating), seasonContext(1));
+    const revived = differencedFamily.revive(JSON.parse(JSON.stringify(fitted.state)) as typeof fitted.state);
+    expect(revived.predict({ time: [13], features: [[]] })).toEqual(fitted.predict({ time: [13], features: [[]] }));
+  });
+
+  it("competes in the choice across series but never in one series' own choice", () => {
+    // `differenced` is exact on every series: across four series it is the structure; alone, a series keeps the
+    // best of the others.
+    const output = () => ({ scored: [scored('naive', [1, 1, 1, 1]), scored('differenced', [0, 0, 0, 0])], actual: splitActuals(backtest, data.target as number[]), scale: 1 });
+    expect(chooseWinner(output().scored, backtest, data, 'numeric').members.map((m) => m.family.name)).toEqual(['naive']);
+    const winners = pooledWinners([output(), output(), output(), output()])!;
+    expect(winners.map((w) => w.members.map((m) => m.family.name))).toEqual([['differenced'], ['differenced'], ['differenced'], ['differenced']]);
+  });
+
+  it('is a candidate of a panel of at least four series, and of no single series', () => {
+    const random = mulberry32(5);
+    const rows = ['a', 'b', 'c', 'd'].flatMap((key, s) =>
+      Array.from({ length: 14 }, (_, i) => [key, String(1900 + 10 * i), i < 12 ? (1000 * (s + 1) + 40 * i * i + 30 * random()).toFixed(0) : null]),
+    );
+    const columns = [
+      { name: 'key', role: 'input' as const, kind: 'categorical' as const },
+      { name: 'year', role: 'date' as const, kind: 'numeric' as const, datePart: 'year' as const },
+      { name: 'value', role: 'output' as const, kind: 'numeric' as const },
+    ];
+    const panel = trainModel({ header: ['key', 'year', 'value'], columns, rows, params: {} });
+    expect(panel.selection!.outputs[0]!.candidates.map((c) => c.name)).toContain('differenced');
+    const one = trainModel({ header: ['key', 'year', 'value'], columns, rows: rows.filter((r) => r[0] === 'a'), params: {} });
+    expect(one.selection!.panel).toBeUndefined();
+    expect(one.selection!.outputs[0]!.candidates.map((c) => c.name)).not.toContain('differenced');
   });
 });
 

@@ -3,6 +3,7 @@
  * Stored models name their families; revive looks them up here.
  */
 import { boostingClassifierFamily, boostingFamily } from './boosting.js';
+import { differencedFamily } from './differenced.js';
 import { etsFamily } from './ets.js';
 import { forestClassifierFamily, forestFamily } from './forest.js';
 import { globalForecastFamily } from './global-forecast.js';
@@ -38,8 +39,12 @@ export function familiesFor(kind: OutputKind): ModelFamily[] {
   return kind === 'numeric' ? numeric : categorical;
 }
 
-/** Families a stored model may name that never compete on one series: a panel's global model (issue 33). */
-const storedOnly: ModelFamily[] = [globalForecastFamily];
+/**
+ * Families a stored model may name that never compete on one series (issue 33): a panel's global model, and
+ * auto.arima's differencing, which competes only in a choice across many series (series-run.ts
+ * poolingFamilies).
+ */
+const storedOnly: ModelFamily[] = [globalForecastFamily, differencedFamily];
 
 export function familyNamed(kind: OutputKind, name: string): ModelFamily {
   const family = familiesFor(kind).find((f) => f.name === name) ?? storedOnly.find((f) => f.kind === kind && f.name === name);

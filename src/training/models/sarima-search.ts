@@ -67,7 +67,7 @@ export function kpss(x: number[]): number {
   return s2 > 0 ? eta / s2 : 0;
 }
 /** 5% critical value of the KPSS level test. */
-const KPSS_CRITICAL = 0.463;
+export const KPSS_CRITICAL = 0.463;
 
 /**
  * Whether a series may be read as a level with noise: the KPSS test at 5% (the one chooseDifferencing decides d
