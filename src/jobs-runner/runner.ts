@@ -3,7 +3,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunConsumption } from '../domain/consumptions/consumptions.service.js';
 import { explainSelection } from '../domain/jobs/explanation.js';
-import { PART_STAGE, type ClaimedUnit, type JobPartsRepository } from '../domain/jobs/job-parts.repository.js';
+import { PART_STAGE, UNITS_DONE_ADVANCE, type ClaimedUnit, type JobPartsRepository } from '../domain/jobs/job-parts.repository.js';
 import { ORPHANED_REASON, STALE_AFTER_MS, type ClaimedJob, type JobQueueRepository } from '../domain/jobs/job-queue.repository.js';
 import { STAT_STATUS, type ClosedStatStatus } from '../domain/model-records/stat-status.js';
 import type { RunStat } from '../domain/model-records/stats.service.js';
@@ -13,7 +13,7 @@ import { removeStaleSpoolFiles, spoolFileName } from '../spool-files.js';
 import type { TrainingPool } from '../training/pool.js';
 import type { TrainingLimits, TrainingSetReport, TrainingSpool } from '../training/training-set.js';
 import type { JobUnit } from '../training/train.worker.js';
-import { isTrainingError, type ForecastInterval, type TrainedModel, type TrainingParams, type TrainingResult } from '../training/types.js';
+import { isTrainingError, type ForecastInterval, type TrainedModel, type TrainingParams, type TrainingProgress, type TrainingResult } from '../training/types.js';
 
 /**
  * What the runner needs from the domain services. These are the same services the HTTP endpoints
@@ -352,7 +352,18 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       const input = await parts.assemblyInput(jobId);
       if (!job || !input) throw new AbortedElsewhere();
       const assembling = Date.now();
-      const ran = await deps.pool.runUnit({ kind: 'assemble', plan: input.plan, outcomes: input.outcomes, trainMs: assembling - job.startedAt }, { signal: controller.signal });
+      // The bar goes from where the units left it (UNITS_DONE_ADVANCE) to 99 as the assembly reads their answers.
+      let lastWrite = 0;
+      const claimed = job;
+      const onProgress = (p: TrainingProgress) => {
+        const now = Date.now();
+        if (p.advance >= 100 || now - lastWrite < progressMs) return;
+        lastWrite = now;
+        const advance = Math.round(100 * (UNITS_DONE_ADVANCE + ((99 - UNITS_DONE_ADVANCE) * p.advance) / 100)) / 100;
+        deps.queue.heartbeat(claimed.id, workerId, advance).catch(() => undefined);
+        if (input.statId !== null) deps.stats.update(input.statId, { advance }).catch(() => undefined);
+      };
+      const ran = await deps.pool.runUnit({ kind: 'assemble', plan: input.plan, outcomes: input.outcomes, trainMs: assembling - job.startedAt }, { signal: controller.signal, onProgress });
       const trainingEndedAt = Date.now();
       await finishRun(job, workerId, {
         header: input.header,

@@ -20,7 +20,7 @@ import { trainOrPlan } from './engine.js';
 import { runGlobalRound, type GlobalRoundRun } from './models/global.js';
 import { seriesPlan } from './panel.js';
 import { assemblePanel, choosePanel, fitPanelPart, globalResult, scorePanelPart, type GlobalTask, type PanelChoice, type PanelPart, type PanelPlan, type SeriesOutcome, type SeriesScores } from './panel-part.js';
-import type { EngineHooks } from './progress.js';
+import { ProgressReporter, type EngineHooks } from './progress.js';
 import { WorkMeter } from './series-run.js';
 import type { SelectionOptions } from './selection.js';
 import type { TrainingInput, TrainingResult } from './types.js';
@@ -103,9 +103,19 @@ export function runFitUnit(partText: string, scoresText: string, choiceText: str
   });
 }
 
-/** The job's one result from its plan and every refitted part's answer. */
-export function assembleUnit(planText: string, outcomes: string[], trainMs: number): TrainingResult {
+/**
+ * The job's one result from its plan and every refitted part's answer. Progress counts the answers read (most
+ * of the assembly's time: megabytes of JSON each), so the job's bar moves while it runs.
+ */
+export function assembleUnit(planText: string, outcomes: string[], trainMs: number, hooks: EngineHooks = {}): TrainingResult {
+  const progress = new ProgressReporter(outcomes.length + 1, hooks);
   const plan = JSON.parse(planText) as PanelPlan;
-  const all = outcomes.flatMap((o) => JSON.parse(o) as SeriesOutcome[]);
-  return assemblePanel(plan, all, { trainMs });
+  const all: SeriesOutcome[] = [];
+  outcomes.forEach((o, k) => {
+    for (const outcome of JSON.parse(o) as SeriesOutcome[]) all.push(outcome);
+    progress.epoch(k + 1, 0);
+  });
+  const result = assemblePanel(plan, all, { trainMs });
+  progress.done(0);
+  return result;
 }

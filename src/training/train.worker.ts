@@ -77,7 +77,7 @@ export default async function train(task: WorkerTask): Promise<WorkerReply> {
       const { unit } = task;
       const hooks = { onProgress };
       if (unit.kind === 'assemble') {
-        const result = assembleUnit(unit.plan, unit.outcomes, unit.trainMs);
+        const result = assembleUnit(unit.plan, unit.outcomes, unit.trainMs, hooks);
         return { ok: true, result, peakThreadBytes: Math.max(peak, threadBytes()), ...cpu() };
       }
       const outcome =

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { trainModel } from '../../src/training/engine.js';
+import { assembleUnit, planTraining, runChooseUnit, runFitUnit, runRoundUnit, runScoreUnit } from '../../src/training/job-parts.js';
 import { predict } from '../../src/training/predict.js';
 import { mulberry32 } from '../../src/training/prng.js';
 import type { PanelState } from '../../src/training/panel-predict.js';
@@ -141,5 +142,29 @@ describe('one structure across the series (issue 33)', () => {
   it('leaves each series of a panel of fewer than four its own winner', () => {
     const r = trainModel(input([text('store')], noisy(['a', 'b', 'c'])));
     expect(r.selection?.outputs[0]?.description).toMatch(/^per series over 3 series: /);
+  });
+});
+
+describe('a job in parts, unit by unit (issue 34)', () => {
+  it('reports the assembly moving as it reads each refitted part, and assembles what one thread trains', () => {
+    const keys = Array.from({ length: 6 }, (_, s) => [`s${s}`]);
+    const upload = input([text('site')], monthly(keys, 48, 6));
+    const planned = planTraining(upload, {}, 2, 50);
+    if (planned.kind !== 'parts') throw new Error('the panel was not cut into parts');
+    const { job } = planned;
+    const rounds = job.global ? Array.from({ length: job.rounds }, (_, r) => runRoundUnit(job.global as string, r)) : [];
+    const scores = job.parts.map((p) => runScoreUnit(p.task, rounds));
+    const choice = runChooseUnit(job.choice, scores);
+    const refits = job.parts.map((p, k) => runFitUnit(p.task, scores[k] as string, choice));
+    expect(refits.length).toBeGreaterThanOrEqual(3);
+
+    const advances: number[] = [];
+    const result = assembleUnit(job.plan, refits, 0, { onProgress: (p) => advances.push(p.advance), progressIntervalMs: 0 });
+    // One report per part read, rising, then done.
+    expect(advances.length).toBeGreaterThanOrEqual(refits.length + 1);
+    expect(advances).toEqual([...advances].sort((a, b) => a - b));
+    expect(advances.filter((a) => a > 0 && a < 100).length).toBeGreaterThanOrEqual(refits.length - 1);
+    expect(advances.at(-1)).toBe(100);
+    expect(result.forecasts.map((f) => f.values)).toEqual(trainModel(upload).forecasts.map((f) => f.values));
   });
 });
