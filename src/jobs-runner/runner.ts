@@ -352,14 +352,11 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       const input = await parts.assemblyInput(jobId);
       if (!job || !input) throw new AbortedElsewhere();
       const assembling = Date.now();
-      // The bar goes from where the units left it (UNITS_DONE_ADVANCE) to 99 as the assembly reads their answers.
-      let lastWrite = 0;
+      // The bar goes from where the units left it (UNITS_DONE_ADVANCE) to 99 as the assembly reads their answers
+      // and puts the series together; its thread reports at most every 200 ms for a few seconds, so each is written.
       const claimed = job;
       const onProgress = (p: TrainingProgress) => {
-        const now = Date.now();
-        if (p.advance >= 100 || now - lastWrite < progressMs) return;
-        lastWrite = now;
-        const advance = Math.round(100 * (UNITS_DONE_ADVANCE + ((99 - UNITS_DONE_ADVANCE) * p.advance) / 100)) / 100;
+        const advance = Math.round(100 * (UNITS_DONE_ADVANCE + ((99 - UNITS_DONE_ADVANCE) * Math.min(p.advance, 100)) / 100)) / 100;
         deps.queue.heartbeat(claimed.id, workerId, advance).catch(() => undefined);
         if (input.statId !== null) deps.stats.update(input.statId, { advance }).catch(() => undefined);
       };

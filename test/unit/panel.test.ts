@@ -160,11 +160,12 @@ describe('a job in parts, unit by unit (issue 34)', () => {
 
     const advances: number[] = [];
     const result = assembleUnit(job.plan, refits, 0, { onProgress: (p) => advances.push(p.advance), progressIntervalMs: 0 });
-    // One report per part read, rising, then done.
-    expect(advances.length).toBeGreaterThanOrEqual(refits.length + 1);
+    // One report per part read and one once the series are put together, rising, never 100 (the job's end is its Finished).
+    expect(advances.length).toBeGreaterThanOrEqual(refits.length + 2);
     expect(advances).toEqual([...advances].sort((a, b) => a - b));
-    expect(advances.filter((a) => a > 0 && a < 100).length).toBeGreaterThanOrEqual(refits.length - 1);
-    expect(advances.at(-1)).toBe(100);
+    expect(advances.filter((a) => a > 0 && a < 100).length).toBeGreaterThanOrEqual(refits.length + 1);
+    expect(advances.at(-1)).toBeGreaterThanOrEqual(90);
+    expect(advances.at(-1)).toBeLessThan(100);
     expect(result.forecasts.map((f) => f.values)).toEqual(trainModel(upload).forecasts.map((f) => f.values));
   });
 });
