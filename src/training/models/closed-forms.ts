@@ -97,3 +97,11 @@ export function variance(x: number[]): number {
   for (const v of x) s += (v - m) ** 2;
   return s / x.length;
 }
+
+/**
+ * AICc of a Gaussian fit from its sum of squared errors over n observations with k parameters (the form ETS,
+ * harmonic regression and the differencing compare their candidates by); Infinity where n <= k + 1.
+ */
+export function gaussianAicc(sse: number, n: number, k: number): number {
+  return n - k - 1 > 0 ? n * Math.log(Math.max(sse, 1e-300) / n) + 2 * k + (2 * k * (k + 1)) / (n - k - 1) : Infinity;
+}

@@ -20,7 +20,7 @@
  * Gaps in the time axis are interpolated (closed-forms.ts toGrid), as SARIMA's and ETS's fits do.
  */
 import type { FitRows, FittedModel, ModelFamily, PredictRows } from './model.js';
-import { diff, mean, toGrid, variance } from './closed-forms.js';
+import { diff, gaussianAicc, mean, toGrid, variance } from './closed-forms.js';
 import { kpss, KPSS_CRITICAL } from './sarima-search.js';
 
 /** Fitted history: the last steps only, as ETS's. */
@@ -52,11 +52,8 @@ export function kpssDifferences(series: number[]): number {
   return d;
 }
 
-/** AICc of a zero-mean (parameters 1: the variance) or drifting (2) Gaussian fit to the differences. */
-function aicc(sse: number, n: number, parameters: number): number {
-  if (n - parameters - 1 <= 0 || sse <= 0) return Infinity;
-  return n * Math.log(sse / n) + 2 * parameters + (2 * parameters * (parameters + 1)) / (n - parameters - 1);
-}
+/** AICc of a zero-mean (parameters 1: the variance) or drifting (2) Gaussian fit to the differences; none for a perfect fit. */
+const aicc = (sse: number, n: number, parameters: number) => (sse > 0 ? gaussianAicc(sse, n, parameters) : Infinity);
 
 function fit(rows: FitRows): DifferencedState {
   const { start, series } = toGrid(rows.time.map(Math.round), rows.target as number[], MAX_HISTORY);

@@ -17,7 +17,7 @@
  * before T get the stored one-step fitted value.
  */
 import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
-import { lineThrough, toGrid } from './closed-forms.js';
+import { gaussianAicc, lineThrough, toGrid } from './closed-forms.js';
 import { nelderMead } from './simplex.js';
 
 const MAX_SEASON = 60;
@@ -174,8 +174,7 @@ function fitForm(y: number[], start: number, form: EtsForm, m: number): FormFit 
   const params = decode(full(best.x));
   const run = filter(y, start, form, m, params, init.seasonals, true);
   const k = parameterCount(form, m);
-  const logLik = n * Math.log(Math.max(run.sse, 1e-300) / n);
-  const aicc = n - k - 1 > 0 ? logLik + 2 * k + (2 * k * (k + 1)) / (n - k - 1) : Infinity;
+  const aicc = gaussianAicc(run.sse, n, k);
   return { form, params, run, aicc };
 }
 

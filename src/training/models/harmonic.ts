@@ -32,7 +32,7 @@
  * IN_SAMPLE_STEPS steps; the regression alone before them).
  */
 import { CholeskyDecomposition, EigenvalueDecomposition, Matrix } from 'ml-matrix';
-import { diff } from './closed-forms.js';
+import { diff, gaussianAicc } from './closed-forms.js';
 import { gridOf } from './ets.js';
 import { hasLongSeason, type FitContext, type FitRows, type FittedModel, type ModelFamily, type PredictRows } from './model.js';
 import { chooseDifferencing } from './sarima-search.js';
@@ -201,7 +201,7 @@ function solveSubset(design: Design, columns: number[], ridge: number): { beta: 
   return { beta, rss: Math.max(design.yy - 2 * bc + bgb, 0) };
 }
 
-const aicc = (n: number, rss: number, k: number) => (n - k - 1 > 0 ? n * Math.log(Math.max(rss, 1e-300) / n) + 2 * k + (2 * k * (k + 1)) / (n - k - 1) : Infinity);
+const aicc = (n: number, rss: number, k: number) => gaussianAicc(rss, n, k);
 
 // ---------------------------------------------------------------------------------------------------------
 // ARMA errors by Hannan-Rissanen.
