@@ -96,92 +96,92 @@ export function binOf(edges: Float64Array, x: number): number {
 /** Values of one feature sampled for its edges: at most this many rows, evenly spaced, keep the quantiles close. */
 const EDGE_SAMPLE = 20_000;
 
-/**
- * Fits squared-error boosting on `x` (row-major, `n` rows of `width` features, NaN = missing) and targets `y`.
- * Deterministic for a given seed.
- */
-export function fitHistogramBoosting(
-  x: Float32Array | Float64Array,
-  y: Float32Array | Float64Array,
-  n: number,
-  width: number,
-  options: HistogramBoostingOptions,
-): HistogramBoostingModel {
-  const { rounds, depth, shrinkage, subsample, minLeaf, lambda } = options;
-  const B = VALUE_BINS + 1;
+/** Each feature's bin edges (from at most EDGE_SAMPLE evenly spaced rows) and every row's bins, row-major. */
+function binFeatures(x: Float32Array | Float64Array, n: number, width: number, progress?: (share: number) => void): { edges: Float64Array[]; bins: Uint8Array } {
   const stride = Math.max(1, Math.floor(n / EDGE_SAMPLE));
   const edges: Float64Array[] = [];
   for (let f = 0; f < width; f++) {
     const column = new Float64Array(Math.ceil(n / stride));
     for (let i = 0, k = 0; i < n; i += stride, k++) column[k] = x[i * width + f] as number;
     edges.push(binEdges(column));
-    options.progress?.(0);
+    progress?.(0);
   }
   const bins = new Uint8Array(n * width);
   for (let i = 0; i < n; i++) {
     for (let f = 0; f < width; f++) bins[i * width + f] = binOf(edges[f] as Float64Array, x[i * width + f] as number);
     // Binning 100k rows takes a few hundred ms on a busy machine: report that the fit is alive.
-    if ((i & 16383) === 16383) options.progress?.(0);
+    if ((i & 16383) === 16383) progress?.(0);
+  }
+  return { edges, bins };
+}
+
+/** A node still open for a split: its rows are rows[start, end) of the tree's sample. */
+interface Open {
+  node: number;
+  start: number;
+  end: number;
+  sum: number;
+  hist: Float64Array;
+}
+
+/** The best split of a node: feature, bin (bins <= it go left), the left side's gradient sum and row count; feature -1 for none. */
+interface Split {
+  feature: number;
+  bin: number;
+  sum: number;
+  count: number;
+}
+
+/**
+ * The learner's state over one fit. Each step is a method of its own rather than a loop of one long function:
+ * V8 replaced a long function's every hot loop by compiling the whole function again (15 compilations of it per
+ * training), where a short method is compiled once.
+ */
+class TreeLearner {
+  private readonly B = VALUE_BINS + 1;
+  private readonly histSize: number;
+  readonly current: Float64Array;
+  private readonly residual: Float64Array;
+  readonly nodeFeature: Int32Array;
+  readonly nodeThreshold: Uint8Array;
+  readonly nodeLeft: Int32Array;
+  readonly nodeRight: Int32Array;
+  readonly nodeValue: Float64Array;
+  nodeCount = 0;
+  private readonly all: Int32Array;
+  private readonly rows: Int32Array;
+  private readonly scratch: Int32Array;
+  private readonly inBag: Uint8Array;
+
+  constructor(
+    private readonly bins: Uint8Array,
+    private readonly y: Float32Array | Float64Array,
+    private readonly n: number,
+    private readonly width: number,
+    private readonly take: number,
+    capacity: number,
+    base: number,
+    private readonly options: HistogramBoostingOptions,
+  ) {
+    this.histSize = width * this.B;
+    this.current = new Float64Array(n).fill(base);
+    this.residual = new Float64Array(n);
+    // Typed node arrays sized for full trees: the per-row traversal after every tree reads them 100k times.
+    this.nodeFeature = new Int32Array(capacity).fill(-1);
+    this.nodeThreshold = new Uint8Array(capacity);
+    this.nodeLeft = new Int32Array(capacity).fill(-1);
+    this.nodeRight = new Int32Array(capacity).fill(-1);
+    this.nodeValue = new Float64Array(capacity);
+    this.all = new Int32Array(n);
+    for (let i = 0; i < n; i++) this.all[i] = i;
+    this.rows = new Int32Array(take);
+    this.scratch = new Int32Array(take);
+    this.inBag = new Uint8Array(n);
   }
 
-  let base = 0;
-  for (let i = 0; i < n; i++) base += y[i] as number;
-  base = options.base ?? (n > 0 ? base / n : 0);
-  const current = new Float64Array(n).fill(base);
-  const residual = new Float64Array(n);
-
-  // Typed node arrays sized for full trees: the per-row traversal after every tree reads them 100k times.
-  const capacity = rounds * (2 ** (depth + 1) - 1);
-  const nodeFeature = new Int32Array(capacity).fill(-1);
-  const nodeThreshold = new Uint8Array(capacity);
-  const nodeLeft = new Int32Array(capacity).fill(-1);
-  const nodeRight = new Int32Array(capacity).fill(-1);
-  const nodeValue = new Float64Array(capacity);
-  let nodeCount = 0;
-  const roots = new Int32Array(rounds);
-  const newNode = () => nodeCount++;
-
-  const random = mulberry32(options.seed);
-  const all = new Int32Array(n);
-  for (let i = 0; i < n; i++) all[i] = i;
-  const take = Math.max(Math.min(n, 2 * minLeaf), Math.min(Math.round(n * subsample), options.maxSample ?? Infinity));
-  const rows = new Int32Array(take);
-  const scratch = new Int32Array(take);
-  const histSize = width * B;
-
-  /** Gradient sums and row counts of rows[start, end), interleaved per (feature, bin): one cache line per update instead of two. */
-  const histogram = (start: number, end: number): Float64Array => {
-    const hist = new Float64Array(2 * histSize);
-    for (let k = start; k < end; k++) {
-      const r = rows[k] as number;
-      const rr = residual[r] as number;
-      const o = r * width;
-      for (let f = 0, h = 0; f < width; f++, h += 2 * B) {
-        const b = h + 2 * (bins[o + f] as number);
-        hist[b] = (hist[b] as number) + rr;
-        hist[b + 1] = (hist[b + 1] as number) + 1;
-      }
-    }
-    return hist;
-  };
-
-  interface Open {
-    node: number;
-    start: number;
-    end: number;
-    sum: number;
-    hist: Float64Array;
-  }
-
-  const patience = options.patience ?? 0;
-  const outOfBag = patience > 0 && take < n;
-  const inBag = new Uint8Array(n);
-  let improvement = 0;
-  let bestImprovement = 0;
-  let bestRounds = 0;
-  let grown = 0;
-  for (let round = 0; round < rounds; round++) {
-    // Partial Fisher-Yates: the first `take` of a shuffled index, sorted back so the histogram scans stay in memory order.
+  /** Partial Fisher-Yates: the first `take` of a shuffled index, sorted back so the histogram scans stay in memory order; their residuals. */
+  sample(random: () => number): void {
+    const { all, rows, inBag, take, n, residual, y, current } = this;
     for (let i = 0; i < take; i++) {
       const j = i + Math.floor(random() * (n - i));
       const t = all[i] as number;
@@ -196,88 +196,121 @@ export function fitHistogramBoosting(
       const r = rows[k] as number;
       residual[r] = (y[r] as number) - (current[r] as number);
     }
-    const root = newNode();
-    roots[round] = root;
+  }
+
+  /** Gradient sums and row counts of rows[start, end), interleaved per (feature, bin): one cache line per update instead of two. */
+  histogram(start: number, end: number): Float64Array {
+    const { rows, residual, bins, width, B } = this;
+    const hist = new Float64Array(2 * this.histSize);
+    for (let k = start; k < end; k++) {
+      const r = rows[k] as number;
+      const rr = residual[r] as number;
+      const o = r * width;
+      for (let f = 0, h = 0; f < width; f++, h += 2 * B) {
+        const b = h + 2 * (bins[o + f] as number);
+        hist[b] = (hist[b] as number) + rr;
+        hist[b + 1] = (hist[b + 1] as number) + 1;
+      }
+    }
+    return hist;
+  }
+
+  bestSplit(open: Open): Split {
+    const { minLeaf, lambda } = this.options;
+    const { width, B } = this;
+    const m = open.end - open.start;
+    const split: Split = { feature: -1, bin: 0, sum: 0, count: 0 };
+    if (m < 2 * minLeaf) return split;
+    let best = 1e-12;
+    const parent = (open.sum * open.sum) / (m + lambda);
+    for (let f = 0; f < width; f++) {
+      const h = 2 * f * B;
+      let gl = 0;
+      let cl = 0;
+      for (let b = 0; b < B - 1; b++) {
+        const cb = open.hist[h + 2 * b + 1] as number;
+        if (cb === 0) continue;
+        gl += open.hist[h + 2 * b] as number;
+        cl += cb;
+        if (cl < minLeaf) continue;
+        const cr = m - cl;
+        if (cr < minLeaf) break;
+        const gr = open.sum - gl;
+        const gain = (gl * gl) / (cl + lambda) + (gr * gr) / (cr + lambda) - parent;
+        if (gain > best) {
+          best = gain;
+          split.feature = f;
+          split.bin = b;
+          split.sum = gl;
+          split.count = cl;
+        }
+      }
+    }
+    return split;
+  }
+
+  /** Splits the node: a stable partition of its rows (left rows first, each side still in memory order) and its children. */
+  divide(open: Open, split: Split): [Open, Open] {
+    const { rows, scratch, bins, width } = this;
+    let l = open.start;
+    let s = 0;
+    for (let k = open.start; k < open.end; k++) {
+      const r = rows[k] as number;
+      if ((bins[r * width + split.feature] as number) <= split.bin) rows[l++] = r;
+      else scratch[s++] = r;
+    }
+    rows.set(scratch.subarray(0, s), l);
+    const mid = open.start + split.count;
+    this.nodeFeature[open.node] = split.feature;
+    this.nodeThreshold[open.node] = split.bin;
+    const leftNode = this.nodeCount++;
+    const rightNode = this.nodeCount++;
+    this.nodeLeft[open.node] = leftNode;
+    this.nodeRight[open.node] = rightNode;
+    const leftSmaller = split.count <= open.end - open.start - split.count;
+    const small = leftSmaller ? this.histogram(open.start, mid) : this.histogram(mid, open.end);
+    const large = open.hist;
+    for (let k = 0; k < large.length; k++) large[k] = (large[k] as number) - (small[k] as number);
+    return [
+      { node: leftNode, start: open.start, end: mid, sum: split.sum, hist: leftSmaller ? small : large },
+      { node: rightNode, start: mid, end: open.end, sum: open.sum - split.sum, hist: leftSmaller ? large : small },
+    ];
+  }
+
+  /** Grows one tree, depth-wise, on the sampled rows, and moves their scores; its root. */
+  grow(): number {
+    const { rows, take, current } = this;
+    const root = this.nodeCount++;
     let rootSum = 0;
-    for (let k = 0; k < take; k++) rootSum += residual[rows[k] as number] as number;
-    let level: Open[] = [{ node: root, start: 0, end: take, sum: rootSum, hist: histogram(0, take) }];
+    for (let k = 0; k < take; k++) rootSum += this.residual[rows[k] as number] as number;
+    let level: Open[] = [{ node: root, start: 0, end: take, sum: rootSum, hist: this.histogram(0, take) }];
     const leaves: Open[] = [];
-    for (let d = 0; d < depth && level.length > 0; d++) {
+    for (let d = 0; d < this.options.depth && level.length > 0; d++) {
       const next: Open[] = [];
       for (const open of level) {
-        const m = open.end - open.start;
-        let best = 1e-12;
-        let bestF = -1;
-        let bestB = 0;
-        let bestSum = 0;
-        let bestCount = 0;
-        if (m >= 2 * minLeaf) {
-          const parent = (open.sum * open.sum) / (m + lambda);
-          for (let f = 0; f < width; f++) {
-            const h = 2 * f * B;
-            let gl = 0;
-            let cl = 0;
-            for (let b = 0; b < B - 1; b++) {
-              const cb = open.hist[h + 2 * b + 1] as number;
-              if (cb === 0) continue;
-              gl += open.hist[h + 2 * b] as number;
-              cl += cb;
-              if (cl < minLeaf) continue;
-              const cr = m - cl;
-              if (cr < minLeaf) break;
-              const gr = open.sum - gl;
-              const gain = (gl * gl) / (cl + lambda) + (gr * gr) / (cr + lambda) - parent;
-              if (gain > best) {
-                best = gain;
-                bestF = f;
-                bestB = b;
-                bestSum = gl;
-                bestCount = cl;
-              }
-            }
-          }
-        }
-        if (bestF < 0) {
-          leaves.push(open);
-          continue;
-        }
-        // Stable partition of the node's rows: left rows first, each side still in memory order.
-        let l = open.start;
-        let s = 0;
-        for (let k = open.start; k < open.end; k++) {
-          const r = rows[k] as number;
-          if ((bins[r * width + bestF] as number) <= bestB) rows[l++] = r;
-          else scratch[s++] = r;
-        }
-        rows.set(scratch.subarray(0, s), l);
-        const mid = open.start + bestCount;
-        nodeFeature[open.node] = bestF;
-        nodeThreshold[open.node] = bestB;
-        const leftNode = newNode();
-        const rightNode = newNode();
-        nodeLeft[open.node] = leftNode;
-        nodeRight[open.node] = rightNode;
-        const leftSmaller = bestCount <= m - bestCount;
-        const small = leftSmaller ? histogram(open.start, mid) : histogram(mid, open.end);
-        const large = open.hist;
-        for (let k = 0; k < large.length; k++) large[k] = (large[k] as number) - (small[k] as number);
-        const leftOpen: Open = { node: leftNode, start: open.start, end: mid, sum: bestSum, hist: leftSmaller ? small : large };
-        const rightOpen: Open = { node: rightNode, start: mid, end: open.end, sum: open.sum - bestSum, hist: leftSmaller ? large : small };
-        next.push(leftOpen, rightOpen);
+        const split = this.bestSplit(open);
+        if (split.feature < 0) leaves.push(open);
+        else next.push(...this.divide(open, split));
       }
       level = next;
     }
     leaves.push(...level);
     // The tree's own rows already sit in their leaves' segments; only the others need a walk down the tree.
+    const { shrinkage, lambda } = this.options;
     for (const leaf of leaves) {
       const v = (shrinkage * leaf.sum) / (leaf.end - leaf.start + lambda);
-      nodeValue[leaf.node] = v;
+      this.nodeValue[leaf.node] = v;
       for (let k = leaf.start; k < leaf.end; k++) {
         const r = rows[k] as number;
         current[r] = (current[r] as number) + v;
       }
     }
-    // Every row's score moves, sampled or not, so the next tree's residuals are current.
+    return root;
+  }
+
+  /** Moves every row the tree was not grown on by the tree's value, so the next tree's residuals are current; their squared error before and after. */
+  scoreOthers(root: number): { before: number; after: number } {
+    const { n, inBag, width, bins, nodeFeature, nodeThreshold, nodeLeft, nodeRight, nodeValue, current, y } = this;
     let before = 0;
     let after = 0;
     for (let i = 0; i < n; i++) {
@@ -294,6 +327,44 @@ export function fitHistogramBoosting(
       before += (target - old) * (target - old);
       after += (target - next) * (target - next);
     }
+    return { before, after };
+  }
+}
+
+/**
+ * Fits squared-error boosting on `x` (row-major, `n` rows of `width` features, NaN = missing) and targets `y`.
+ * Deterministic for a given seed.
+ */
+export function fitHistogramBoosting(
+  x: Float32Array | Float64Array,
+  y: Float32Array | Float64Array,
+  n: number,
+  width: number,
+  options: HistogramBoostingOptions,
+): HistogramBoostingModel {
+  const { rounds, depth, subsample, minLeaf } = options;
+  const { edges, bins } = binFeatures(x, n, width, options.progress);
+
+  let base = 0;
+  for (let i = 0; i < n; i++) base += y[i] as number;
+  base = options.base ?? (n > 0 ? base / n : 0);
+
+  const take = Math.max(Math.min(n, 2 * minLeaf), Math.min(Math.round(n * subsample), options.maxSample ?? Infinity));
+  const learner = new TreeLearner(bins, y, n, width, take, rounds * (2 ** (depth + 1) - 1), base, options);
+  const roots = new Int32Array(rounds);
+  const random = mulberry32(options.seed);
+
+  const patience = options.patience ?? 0;
+  const outOfBag = patience > 0 && take < n;
+  let improvement = 0;
+  let bestImprovement = 0;
+  let bestRounds = 0;
+  let grown = 0;
+  for (let round = 0; round < rounds; round++) {
+    learner.sample(random);
+    const root = learner.grow();
+    roots[round] = root;
+    const { before, after } = learner.scoreOthers(root);
     grown = round + 1;
     options.progress?.((round + 1) / rounds);
     if (!outOfBag) continue;
@@ -305,7 +376,7 @@ export function fitHistogramBoosting(
   }
   // Trees are stored in order, so the kept rounds' nodes are a prefix of the arrays.
   const kept = outOfBag ? bestRounds : grown;
-  const nodes = kept < grown ? (roots[kept] as number) : nodeCount;
+  const nodes = kept < grown ? (roots[kept] as number) : learner.nodeCount;
   if (kept < grown || grown < rounds) options.progress?.(1);
 
   return {
@@ -313,11 +384,11 @@ export function fitHistogramBoosting(
     base,
     edges,
     roots: roots.slice(0, kept),
-    feature: nodeFeature.slice(0, nodes),
-    threshold: nodeThreshold.slice(0, nodes),
-    left: nodeLeft.slice(0, nodes),
-    right: nodeRight.slice(0, nodes),
-    value: nodeValue.slice(0, nodes),
+    feature: learner.nodeFeature.slice(0, nodes),
+    threshold: learner.nodeThreshold.slice(0, nodes),
+    left: learner.nodeLeft.slice(0, nodes),
+    right: learner.nodeRight.slice(0, nodes),
+    value: learner.nodeValue.slice(0, nodes),
   };
 }
 
