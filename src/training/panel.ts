@@ -163,8 +163,9 @@ export function seriesPlan(series: number, totalRows: number): SeriesPlan {
   const costly = series <= COSTLY_MAX_SERIES && totalRows <= COSTLY_MAX_ROWS;
   const choose: FamilyChoice = (kind) => familiesFor(kind).filter((f) => !NEVER_IN_PANELS.has(f.name) && (kind === 'categorical' || costly || CHEAP.has(f.name)));
   // A series of a panel combines no level family with others, and tries them only on a level-stationary series;
-  // the value columns of a wide upload choose together (selection.ts SelectionOptions).
-  const selection = { levelsInCombinations: false, levelsOnlyWhenStationary: true, pooled: true };
+  // the value columns of a wide upload choose together, and a series whose windows span less than its longest
+  // cycle leaves its best naive only for a candidate that beats it in every window (selection.ts SelectionOptions).
+  const selection = { levelsInCombinations: false, levelsOnlyWhenStationary: true, pooled: true, naiveUnlessConsistent: true };
   return { choose, windows: (WINDOW_STEPS.find((w) => totalRows <= w.upToRows) as { windows: number }).windows, selection };
 }
 

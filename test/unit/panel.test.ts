@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { trainModel } from '../../src/training/engine.js';
 import { assembleUnit, planTraining, runChooseUnit, runFitUnit, runRoundUnit, runScoreUnit } from '../../src/training/job-parts.js';
+import { seriesPlan } from '../../src/training/panel.js';
 import { predict } from '../../src/training/predict.js';
 import { mulberry32 } from '../../src/training/prng.js';
 import type { PanelState } from '../../src/training/panel-predict.js';
@@ -142,6 +143,12 @@ describe('one structure across the series (issue 33)', () => {
   it('leaves each series of a panel of fewer than four its own winner', () => {
     const r = trainModel(input([text('store')], noisy(['a', 'b', 'c'])));
     expect(r.selection?.outputs[0]?.description).toMatch(/^per series over 3 series: /);
+  });
+
+  it('has a series of a panel leave its best naive only for a candidate that beats it in every window, where the windows span less than a cycle', () => {
+    // The rule itself is tested in selection.test.ts; a single series (no plan) keeps the plain choice.
+    expect(seriesPlan(2, 2_900).selection).toMatchObject({ naiveUnlessConsistent: true });
+    expect(seriesPlan(1_000, 120_000).selection).toMatchObject({ naiveUnlessConsistent: true });
   });
 });
 
