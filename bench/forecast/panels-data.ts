@@ -520,6 +520,52 @@ function seattleWide(): Panel {
   };
 }
 
+/** vega-datasets birdstrikes.csv: wildlife strikes per month in the 6 states with the most, 1990-01 to 2002-07 (a month without one counts 0). */
+function birdstrikesMonthly(): Panel {
+  const counts = new Map<string, Map<string, number>>();
+  for (const r of vegaCsv('birdstrikes.csv')) {
+    const month = r['Flight Date']!.slice(0, 7);
+    let months = counts.get(r['Origin State']!);
+    if (!months) counts.set(r['Origin State']!, (months = new Map()));
+    months.set(month, (months.get(month) ?? 0) + 1);
+  }
+  const seen = [...counts.values()].flatMap((m) => [...m.keys()]).sort();
+  const [firstYear, firstMonth] = seen[0]!.split('-').map(Number) as [number, number];
+  const [lastYear, lastMonth] = seen[seen.length - 1]!.split('-').map(Number) as [number, number];
+  const all: string[] = [];
+  for (let y = firstYear, m = firstMonth; y < lastYear || (y === lastYear && m <= lastMonth); m === 12 ? ((m = 1), y++) : m++) all.push(`${y}-${pad(m)}`);
+  const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+  const busiest = [...counts.entries()].sort((a, b) => total(b[1]) - total(a[1])).slice(0, 6);
+  return long({
+    id: 'birdstrikes',
+    label: 'Wildlife strikes per month, the 6 states with the most',
+    source: 'vega-datasets birdstrikes.csv (counted per state and month)',
+    frequency: 'monthly',
+    season: 12,
+    h: 12,
+    keys: ['state'],
+    value: 'strikes',
+    series: busiest.map(([state, months]) => ({ key: [state], dates: all.map((m) => `${m}-01`), values: all.map((m) => months.get(m) ?? 0) })),
+  });
+}
+
+/** vega-datasets ohlc.json: one stock's daily open, high, low and close on the 44 trading days of 2009-06 and 07, side by side. */
+function ohlcWide(): Panel {
+  const records = vegaJson<{ date: string; open: number; high: number; low: number; close: number }>('ohlc.json');
+  return {
+    id: 'ohlc-wide',
+    label: "A stock's daily open, high, low and close, side by side",
+    source: 'vega-datasets ohlc.json',
+    frequency: 'daily',
+    season: 1,
+    h: 5,
+    layout: 'wide',
+    keys: [],
+    value: '',
+    series: (['open', 'high', 'low', 'close'] as const).map((c) => ({ key: [c], dates: records.map((r) => r.date), values: records.map((r) => r[c]) })),
+  };
+}
+
 export const EXTRA_PANELS: Record<string, () => Panel> = {
   'unemployment-rate': unemploymentRate,
   'gapminder-fertility': () => gapminderColumn('fertility'),
@@ -529,4 +575,6 @@ export const EXTRA_PANELS: Record<string, () => Panel> = {
   'flights-daily': flightsDaily,
   'unemployment-rate-wide': () => asWide(unemploymentRate(), (key) => (key[0] as string).toLowerCase().replace(/[^a-z]+/g, '_')),
   'seattle-weather-wide': seattleWide,
+  birdstrikes: birdstrikesMonthly,
+  'ohlc-wide': ohlcWide,
 };

@@ -29,7 +29,7 @@
  *
  *   npm run bench panels                   or   npx tsx bench/forecast/panels.ts
  *   BENCH_PANELS_ONLY=regex                only the panels whose id matches (ids in panels-data.ts PANELS)
- *   BENCH_PANELS_EXTRA=1                   the 6 validation panels (panels-data.ts EXTRA_PANELS) instead of the 13,
+ *   BENCH_PANELS_EXTRA=1                   the validation panels (panels-data.ts EXTRA_PANELS) instead of the 13,
  *                                          written to bench/.out/panels-extra.md
  *   BENCH_PANELS_SERVICE=1                 ours through a real service (bench/service.ts, Postgres at
  *                                          BENCH_DATABASE_URL) instead of trainModel in a child process
