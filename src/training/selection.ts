@@ -223,9 +223,9 @@ export function windowsSpanLess(backtest: Backtest, periods: readonly number[]):
   return backtest.scheme === 'rolling-origin' && longest > 1 && backtest.splits.length * backtest.horizon < longest;
 }
 
-/** Each split's mean absolute error of one candidate's predictions. */
+/** Each split's error of one candidate's predictions (splitsError window by window). */
 function windowErrors(actual: number[][], predictions: number[][]): number[] {
-  return actual.map((values, s) => values.reduce((sum, a, j) => sum + Math.abs(((predictions[s] as number[])[j] as number) - a), 0) / Math.max(1, values.length));
+  return actual.map((values, s) => splitsError([values], [predictions[s] as number[]]));
 }
 
 /**
