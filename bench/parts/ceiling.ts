@@ -5,10 +5,12 @@
  * panel), in one process alone and then in two processes at once, alternated over BENCH_PARTS_ROUNDS rounds;
  * no database, no queue, nothing shared between the two. Ceiling = 2 x alone wall / the pair's longer wall: a
  * job split over two processes perfectly, with no serial step and no coordination, would reach this and no more.
- * Each run also gives its process's CPU (every thread: the engine and V8's helpers).
+ * Each run also gives its process's CPU (every thread: the engine and V8's helpers). With a warm-up size (the
+ * speed-up case's BENCH_PARTS_WARM), each process first trains a panel of that many series and only the second
+ * training is measured: the ceiling of processes whose engine V8 has already compiled.
  *
  *   BENCH_PARTS_ONLY=ceiling npm run bench parts
- *   npx tsx bench/parts/ceiling.ts child <series>     one run, prints {"wallMs", "cpuSeconds"}
+ *   npx tsx bench/parts/ceiling.ts child <series> [warm-up series]     one run, prints {"wallMs", "cpuSeconds"}
  */
 import { spawn } from 'node:child_process';
 import { trainModel } from '../../src/training/engine.js';
@@ -21,10 +23,16 @@ export interface CeilingRun {
   cpuSeconds: number;
 }
 
-/** One in-process run of the panel (its upload read as the service reads it, TRAINING_MAX_ROWS' default). */
-function child(series: number): CeilingRun {
+/** The panel's upload read as the service reads it (TRAINING_MAX_ROWS' default). */
+function panelInput(series: number) {
   const read = trainingInputOf(uploadOf(monthlyPanel(series)));
-  const input = { ...read, params: { ...read.params, maxKnownRows: 100_000 } };
+  return { ...read, params: { ...read.params, maxKnownRows: 100_000 } };
+}
+
+/** One in-process run of the panel, after a warm-up panel of `warm` series when warm > 0. */
+function child(series: number, warm: number): CeilingRun {
+  if (warm > 0) trainModel(panelInput(warm), {});
+  const input = panelInput(series);
   const cpu = process.cpuUsage();
   const started = performance.now();
   trainModel(input, {});
@@ -33,9 +41,9 @@ function child(series: number): CeilingRun {
 }
 
 /** A run in its own process, with the image's V8 flag (the processes of the speed-up case run with it). */
-function runChild(series: number): Promise<CeilingRun> {
+function runChild(series: number, warm: number): Promise<CeilingRun> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--v8-pool-size=2', '--import', 'tsx', import.meta.filename, 'child', String(series)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const proc = spawn(process.execPath, ['--v8-pool-size=2', '--import', 'tsx', import.meta.filename, 'child', String(series), String(warm)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     proc.on('error', reject);
@@ -44,17 +52,17 @@ function runChild(series: number): Promise<CeilingRun> {
 }
 
 /** Alone and pair runs, alternated: each round's alone run, then its pair. */
-export async function ceilingRounds(series: number, rounds: number): Promise<{ alone: CeilingRun[]; pairs: [CeilingRun, CeilingRun][] }> {
+export async function ceilingRounds(series: number, rounds: number, warm = 0): Promise<{ alone: CeilingRun[]; pairs: [CeilingRun, CeilingRun][] }> {
   const alone: CeilingRun[] = [];
   const pairs: [CeilingRun, CeilingRun][] = [];
   for (let round = 0; round < rounds; round++) {
-    alone.push(await runChild(series));
-    const [first, second] = await Promise.all([runChild(series), runChild(series)]);
+    alone.push(await runChild(series, warm));
+    const [first, second] = await Promise.all([runChild(series, warm), runChild(series, warm)]);
     pairs.push([first, second]);
   }
   return { alone, pairs };
 }
 
 if (import.meta.url === `file://${process.argv[1]}` && process.argv[2] === 'child') {
-  console.log(JSON.stringify(child(Number(process.argv[3]))));
+  console.log(JSON.stringify(child(Number(process.argv[3]), Number(process.argv[4] ?? 0))));
 }

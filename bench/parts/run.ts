@@ -43,7 +43,8 @@
  *   BENCH_PARTS_ROUNDS=2                     speed-up rounds of each setting
  *   BENCH_PARTS_WARM=500                     speed-up: first a job of this many series on the same processes (their
  *                                            training threads and JIT warm, as in a service that has been running),
- *                                            then the measured one; default 0 (fresh processes, cold)
+ *                                            then the measured one; ceiling: each process first trains such a panel;
+ *                                            default 0 (fresh processes, cold)
  *   BENCH_PARTS_A_SERIES=2000, BENCH_PARTS_SPEEDUP_SERIES=2000, BENCH_PARTS_SCALE_SERIES=10000
  *   BENCH_B_DIR=/tmp/b34-ecc8581             fairness once more on that tree's API (optional)
  *   BENCH_PARTS_SCALE_ENV=TRAINING_MEMORY_MB=1536   the scale case's processes' settings
@@ -189,6 +190,8 @@ interface SpeedRun {
   cpu: Record<string, number>;
   /** Of `cpu`, the main thread's (HTTP, database, the parts' JSON); the rest is the training and V8's threads. */
   main: Record<string, number>;
+  /** CPU seconds the whole machine was busy from the upload answered to Finished (every process, Postgres included). */
+  busy: number;
   output: string;
   rows: number;
   load: string;
@@ -227,7 +230,7 @@ async function speedRun(lines: Lines, mode: SpeedMode, csv: string): Promise<Spe
       const parts = await watcher.stop();
       if (ended.status !== 3) throw new Error(`speedup ${mode}: job ended with status ${ended.status}`);
       const output = await outputOf(client, jobId);
-      const run: SpeedRun = { mode, wallMs: ended.at - uploaded, cpu, main, output: JSON.stringify(output), rows: output.length, load: `${loadBefore} -> ${load()}` };
+      const run: SpeedRun = { mode, wallMs: ended.at - uploaded, cpu, main, busy: machineAfter.busy - machineBefore.busy, output: JSON.stringify(output), rows: output.length, load: `${loadBefore} -> ${load()}` };
       const logs = await jobLogs(db, jobId);
       // The runner's own sum of its training threads' CPU (planning, parts, assembly) and their peak: the rest of the processes' CPU is outside them.
       const used = (await db.query<{ cpu: number; ram: number }>('select cpu, ram from consumptions where job_id = $1', [jobId]))[0];
@@ -262,10 +265,19 @@ async function speedup(lines: Lines) {
     return walls.reduce((a, b) => a + b, 0) / walls.length;
   };
   const ratio = mean('alone') / mean('pair');
+  // The pair's wall is at least its busy CPU over the 2 cores: ratio = 2 x alone's wall / the pair's busy CPU x the
+  // share of the 2 cores the pair kept busy. The first factor is the most any split could reach with this much work.
+  const meanOf = (mode: string, f: (r: SpeedRun) => number) => {
+    const xs = runs.filter((r) => r.mode === mode).map(f);
+    return xs.reduce((a, b) => a + b, 0) / xs.length;
+  };
+  const bound = (2 * mean('alone')) / meanOf('pair', (r) => r.busy);
+  const used = meanOf('pair', (r) => r.busy / ((2 * r.wallMs) / 1000));
   const ours = runs.filter((r) => r.mode !== 'before');
   const identical = ours.every((r) => r.output === ours[0]!.output);
   const before = runs.filter((r) => r.mode === 'before');
   const beforeNote = before.length === 0 ? '' : `; before issue 34 (API alone) ${s(mean('before'))}, output ${before.every((r) => r.output === ours[0]!.output) ? 'identical to ours' : 'differs from ours'}`;
+  log(lines, `| speedup bound | mean of ${ROUNDS} rounds each | machine busy: alone ${meanOf('alone', (r) => r.busy).toFixed(1)} s (${meanOf('alone', (r) => r.busy / (r.wallMs / 1000)).toFixed(2)} cores), pair ${meanOf('pair', (r) => r.busy).toFixed(1)} s; 2 x alone's wall / the pair's busy CPU ${bound.toFixed(2)}x (no split of this work over 2 cores can beat it); the pair kept ${(100 * used).toFixed(0)}% of the 2 cores busy | - | - | ${load()} |`);
   log(lines, `| speedup | mean of ${ROUNDS} rounds each | alone ${s(mean('alone'))}, pair ${s(mean('pair'))}: ${ratio.toFixed(2)}x; outputs ${identical ? `identical (${ours[0]!.rows} rows, same order) in all ${ours.length} runs of this code` : 'DIFFER'}${beforeNote} | >= 1.6x, same output | ${ratio >= 1.6 && identical ? 'yes' : 'NO'} | ${load()} |`);
 }
 
@@ -273,11 +285,12 @@ async function speedup(lines: Lines) {
 
 async function ceiling(lines: Lines) {
   const startLoad = load();
-  const { alone, pairs } = await ceilingRounds(SPEEDUP_SERIES, ROUNDS);
+  const { alone, pairs } = await ceilingRounds(SPEEDUP_SERIES, ROUNDS, WARM_SERIES);
+  const setup = `${SPEEDUP_SERIES.toLocaleString('en-US')} monthly series in-process, one thread each${WARM_SERIES > 0 ? `, after a ${WARM_SERIES}-series panel in the same process` : ''}`;
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   pairs.forEach((pair, round) => {
     const a = alone[round]!;
-    log(lines, `| ceiling round ${round + 1} | ${SPEEDUP_SERIES.toLocaleString('en-US')} monthly series in-process, one thread each | alone ${s(a.wallMs)} (CPU ${a.cpuSeconds.toFixed(1)} s); two at once ${pair.map((p) => `${s(p.wallMs)} (CPU ${p.cpuSeconds.toFixed(1)} s)`).join(' and ')}: ${((2 * a.wallMs) / Math.max(...pair.map((p) => p.wallMs))).toFixed(2)}x | - | - | ${startLoad} -> ${load()} |`);
+    log(lines, `| ceiling round ${round + 1} | ${setup} | alone ${s(a.wallMs)} (CPU ${a.cpuSeconds.toFixed(1)} s); two at once ${pair.map((p) => `${s(p.wallMs)} (CPU ${p.cpuSeconds.toFixed(1)} s)`).join(' and ')}: ${((2 * a.wallMs) / Math.max(...pair.map((p) => p.wallMs))).toFixed(2)}x | - | - | ${startLoad} -> ${load()} |`);
   });
   const ratio = (2 * mean(alone.map((a) => a.wallMs))) / mean(pairs.map((p) => Math.max(p[0].wallMs, p[1].wallMs)));
   const cpuGrowth = mean(pairs.flatMap((p) => p.map((r) => r.cpuSeconds))) / mean(alone.map((a) => a.cpuSeconds));
