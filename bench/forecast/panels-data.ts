@@ -566,6 +566,23 @@ function ohlcWide(): Panel {
   };
 }
 
+/** vega-datasets driving.json: miles driven per capita and the price of gas (2010 dollars) per year, 1956-2010, side by side. */
+function drivingWide(): Panel {
+  const records = vegaJson<{ year: number; miles: number; gas: number }>('driving.json');
+  return {
+    id: 'driving-wide',
+    label: 'Miles driven per capita and the price of gas per year, side by side',
+    source: 'vega-datasets driving.json',
+    frequency: 'annual',
+    season: 1,
+    h: 6,
+    layout: 'wide',
+    keys: [],
+    value: '',
+    series: (['miles', 'gas'] as const).map((c) => ({ key: [c], dates: records.map((r) => `${r.year}-01-01`), values: records.map((r) => r[c]) })),
+  };
+}
+
 export const EXTRA_PANELS: Record<string, () => Panel> = {
   'unemployment-rate': unemploymentRate,
   'gapminder-fertility': () => gapminderColumn('fertility'),
@@ -577,4 +594,5 @@ export const EXTRA_PANELS: Record<string, () => Panel> = {
   'seattle-weather-wide': seattleWide,
   birdstrikes: birdstrikesMonthly,
   'ohlc-wide': ohlcWide,
+  'driving-wide': drivingWide,
 };
