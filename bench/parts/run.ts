@@ -260,17 +260,14 @@ async function speedup(lines: Lines) {
       log(lines, `| speedup round ${round + 1}, ${MODE_LABEL[mode]} | ${SPEEDUP_SERIES.toLocaleString('en-US')} monthly series (${rowCount} rows), WORKERS=1 each${WARM_SERIES > 0 ? `, after a ${WARM_SERIES}-series job on the same processes` : ''} | ${s(run.wallMs)}; CPU over the job: ${cpu}; ${run.rows} output rows | - | - | ${run.load} |`);
     }
   }
-  const mean = (mode: string) => {
-    const walls = runs.filter((r) => r.mode === mode).map((r) => r.wallMs);
-    return walls.reduce((a, b) => a + b, 0) / walls.length;
-  };
-  const ratio = mean('alone') / mean('pair');
-  // The pair's wall is at least its busy CPU over the 2 cores: ratio = 2 x alone's wall / the pair's busy CPU x the
-  // share of the 2 cores the pair kept busy. The first factor is the most the pair could reach with the CPU it used.
   const meanOf = (mode: string, f: (r: SpeedRun) => number) => {
     const xs = runs.filter((r) => r.mode === mode).map(f);
     return xs.reduce((a, b) => a + b, 0) / xs.length;
   };
+  const mean = (mode: string) => meanOf(mode, (r) => r.wallMs);
+  const ratio = mean('alone') / mean('pair');
+  // The pair's wall is at least its busy CPU over the 2 cores: ratio = 2 x alone's wall / the pair's busy CPU x the
+  // share of the 2 cores the pair kept busy. The first factor is the most the pair could reach with the CPU it used.
   const bound = (2 * mean('alone')) / 1000 / meanOf('pair', (r) => r.busy);
   const used = meanOf('pair', (r) => r.busy / ((2 * r.wallMs) / 1000));
   const ours = runs.filter((r) => r.mode !== 'before');
