@@ -567,6 +567,69 @@ function drivingWide(): Panel {
   });
 }
 
+/**
+ * World Bank aggregates in world-countries-population-data (regions, income and lending groups, the world): sums of
+ * the countries, so left out, as a user forecasting countries would.
+ */
+const WORLD_BANK_AGGREGATES = new Set(
+  'AFE AFW ARB CEB CSS EAP EAR EAS ECA ECS EMU EUU FCS HIC HPC IBD IBT IDA IDB IDX INX LAC LCN LDC LIC LMC LMY LTE MEA MIC MNA NAC OED OSS PRE PSS PST SAS SSA SSF SST TEA TEC TLA TMN TSA TSS UMC WLD'.split(' '),
+);
+
+/** world-countries-population-data: population by country (the World Bank's SP.POP.TOTL), annual 1960-2020; countries with every year. */
+function worldPopulation(): Panel {
+  type Country = Record<string, string> & { 'Country Name': string; 'Country Code': string };
+  const byCountry = JSON.parse(readFileSync(require.resolve('world-countries-population-data/country-wise-data.json'), 'utf8')) as Record<string, Country>;
+  const years = Array.from({ length: 61 }, (_, i) => String(1960 + i));
+  const complete = Object.values(byCountry).filter((c) => !WORLD_BANK_AGGREGATES.has(c['Country Code']) && years.every((y) => /^\d+$/.test(c[y] ?? '')));
+  return long({
+    id: 'world-population',
+    label: 'Population by country, annual',
+    source: 'world-countries-population-data country-wise-data.json (countries with all 61 years)',
+    frequency: 'annual',
+    season: 1,
+    h: 6,
+    keys: ['country'],
+    value: 'population',
+    series: complete.map((c) => ({ key: [c['Country Code']], dates: years.map((y) => `${y}-01-01`), values: years.map((y) => Number(c[y])) })),
+  });
+}
+
+/** @visx/mock-data's series (D3's example data): arrays of records with a date and one string-typed number per series. */
+const visxMock = (name: 'cityTemperature' | 'browserUsage') => (require('@visx/mock-data') as Record<typeof name, Record<string, string>[]>)[name];
+
+/** @visx/mock-data cityTemperature: daily mean temperature (F) of New York, San Francisco and Austin, 2011-10-01 to 2012-09-30, side by side. */
+function cityTemperatureWide(): Panel {
+  const records = visxMock('cityTemperature');
+  return wide({
+    id: 'city-temperature-wide',
+    label: 'Daily temperature of three cities, side by side',
+    source: '@visx/mock-data cityTemperature',
+    frequency: 'daily',
+    season: 7,
+    h: 28,
+    series: ['New York', 'San Francisco', 'Austin'].map((c) => ({ key: [c.toLowerCase().replace(' ', '_')], dates: records.map((r) => r.date!), values: records.map((r) => Number(r[c])) })),
+  });
+}
+
+/** @visx/mock-data browserUsage: daily share (%) of the browsers above 1% on its first day, 2015-06-15 to 2016-06-15, side by side. */
+function browserUsageWide(): Panel {
+  const records = visxMock('browserUsage');
+  const iso = (d: string) => {
+    const [year, month, day] = d.split(' ') as [string, string, string];
+    return `${year}-${pad(MONTHS.indexOf(month) + 1)}-${pad(day)}`;
+  };
+  const browsers = Object.keys(records[0]!).filter((k) => k !== 'date' && Number(records[0]![k]) > 1);
+  return wide({
+    id: 'browser-usage-wide',
+    label: 'Daily share of the five main browsers, side by side',
+    source: '@visx/mock-data browserUsage',
+    frequency: 'daily',
+    season: 7,
+    h: 28,
+    series: browsers.map((b) => ({ key: [b.toLowerCase().replace(/[^a-z]+/g, '_')], dates: records.map((r) => iso(r.date!)), values: records.map((r) => Number(r[b])) })),
+  });
+}
+
 export const EXTRA_PANELS: Record<string, () => Panel> = {
   'unemployment-rate': unemploymentRate,
   'gapminder-fertility': () => gapminderColumn('fertility'),
@@ -579,4 +642,7 @@ export const EXTRA_PANELS: Record<string, () => Panel> = {
   birdstrikes: birdstrikesMonthly,
   'ohlc-wide': ohlcWide,
   'driving-wide': drivingWide,
+  'world-population': worldPopulation,
+  'city-temperature-wide': cityTemperatureWide,
+  'browser-usage-wide': browserUsageWide,
 };
