@@ -150,6 +150,18 @@ describe('one structure across the series (issue 33)', () => {
     expect(seriesPlan(2, 2_900).selection).toMatchObject({ naiveUnlessConsistent: true });
     expect(seriesPlan(1_000, 120_000).selection).toMatchObject({ naiveUnlessConsistent: true });
   });
+
+  it('tries the costly families on a small panel, and on a series without a cycle in a panel of up to 20,000 rows however many series', () => {
+    const names = (plan: ReturnType<typeof seriesPlan>, periods: number[]) =>
+      plan.choose('numeric', { timeOrdered: true, frequency: periods.length ? 'monthly' : 'annual', season: periods[0] ?? 1, periods, horizon: 6 }, 50).map((f) => f.name);
+    expect(names(seriesPlan(14, 1_708), [12])).toContain('sarima');
+    // 214 countries' annual population: ARIMA without a season fits in milliseconds.
+    expect(names(seriesPlan(214, 13_054), [])).toEqual(expect.arrayContaining(['sarima', 'ar', 'linear_ar', 'linear_diff']));
+    expect(names(seriesPlan(214, 13_054), [12])).not.toContain('sarima');
+    expect(names(seriesPlan(1_000, 60_000), [])).not.toContain('sarima');
+    expect(names(seriesPlan(1_000, 60_000), [])).toEqual(expect.arrayContaining(['naive', 'drift', 'linear', 'theta', 'ets']));
+    expect(names(seriesPlan(214, 13_054), [])).not.toContain('network');
+  });
 });
 
 describe('a job in parts, unit by unit (issue 34)', () => {
