@@ -41,7 +41,7 @@ import {
 } from './panel-part.js';
 import { familiesFor } from './models/candidates.js';
 import type { GlobalRound, GlobalSeries } from './models/global.js';
-import type { SeriesInfo } from './models/model.js';
+import type { ModelFamily, SeriesInfo } from './models/model.js';
 import { NAIVE_NAMES } from './models/naive.js';
 import type { EngineHooks } from './progress.js';
 import type { Analysis } from './series.js';
@@ -146,15 +146,16 @@ export function detectKeys(input: TrainingInput, analysis: Analysis): Grouping |
  * global model across series is what pays on many series and the time must stay that of a statistics package.
  * On 14 monthly industries (docs/benchmarks.md, panels) the costly ones took the mean MASE from 1.83 to 1.25
  * of the best naive in 4x the time; on 1,000 series they would take most of an hour. A series without a cycle
- * (no period with two cycles known: annual, decadal, short) tries them in a panel of up to 20,000 rows however
- * many series: there SARIMA's state is p + q + 1 wide and MSTL and the harmonics do not apply, so each fits in
- * milliseconds (214 countries' annual population, 13,054 rows: 0.900 -> 0.811 mean MASE, 4 -> 39 s).
+ * (no period with two cycles known: annual, decadal, short) tries the autoregressions in any panel: without
+ * season dummies and a season's lags they are ridge fits on a few columns, as cheap as `linear` (214 countries'
+ * annual population: 0.900 -> 0.811 mean MASE, 3.9 -> 4.2 s; SARIMA as well took 35 s for the same 0.811). With a
+ * cycle they are not: 1,000 monthly series took 8.9 -> 30.6 s for the same MASE (bench/forecast/panel-speed.ts).
  * The network never runs per series (seconds a fit).
  */
 const CHEAP = new Set([...NAIVE_NAMES, 'linear', 'theta', 'ets']);
+const AUTOREGRESSIONS = new Set(['ar', 'linear_ar', 'linear_diff']);
 const COSTLY_MAX_SERIES = 20;
 const COSTLY_MAX_ROWS = 5_000;
-const COSTLY_ACYCLIC_MAX_ROWS = 20_000;
 const NEVER_IN_PANELS = new Set(['network']);
 
 /** Backtest windows per series by the panel's known rows: fewer windows on large panels keep the time bounded. */
@@ -165,10 +166,9 @@ const WINDOW_STEPS: { upToRows: number; windows: number }[] = [
 ];
 
 export function seriesPlan(series: number, totalRows: number): SeriesPlan {
-  const small = series <= COSTLY_MAX_SERIES && totalRows <= COSTLY_MAX_ROWS;
-  const costly = (info: SeriesInfo) => small || (info.periods.length === 0 && totalRows <= COSTLY_ACYCLIC_MAX_ROWS);
-  const choose: FamilyChoice = (kind, info) =>
-    familiesFor(kind).filter((f) => !NEVER_IN_PANELS.has(f.name) && (kind === 'categorical' || CHEAP.has(f.name) || costly(info)));
+  const costly = series <= COSTLY_MAX_SERIES && totalRows <= COSTLY_MAX_ROWS;
+  const cheap = (f: ModelFamily, info: SeriesInfo) => CHEAP.has(f.name) || (info.periods.length === 0 && AUTOREGRESSIONS.has(f.name));
+  const choose: FamilyChoice = (kind, info) => familiesFor(kind).filter((f) => !NEVER_IN_PANELS.has(f.name) && (kind === 'categorical' || costly || cheap(f, info)));
   // A series of a panel combines no level family with others, and tries them only on a level-stationary series;
   // the value columns of a wide upload choose together, and a series whose windows span less than its longest
   // cycle leaves its best naive only for a candidate that beats it in every window (selection.ts SelectionOptions).
