@@ -149,7 +149,7 @@ export function detectKeys(input: TrainingInput, analysis: Analysis): Grouping |
  * (no period with two cycles known: annual, decadal, short) tries the autoregressions in any panel: without
  * season dummies and a season's lags they are ridge fits on a few columns, as cheap as `linear` (214 countries'
  * annual population: 0.900 -> 0.811 mean MASE, 3.9 -> 4.2 s; SARIMA as well took 35 s for the same 0.811). With a
- * cycle they are not: 1,000 monthly series took 8.9 -> 30.6 s for the same MASE (bench/forecast/panel-speed.ts).
+ * cycle they are not: 1,000 monthly series took 23.8 -> 37.2 s in one run for the same MASE (bench/forecast/panel-speed.ts).
  * The network never runs per series (seconds a fit).
  */
 const CHEAP = new Set([...NAIVE_NAMES, 'linear', 'theta', 'ets']);
