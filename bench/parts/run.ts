@@ -83,6 +83,7 @@ const SCALE_ENV = Object.fromEntries(
 const LIMIT_MS = Number(process.env.BENCH_PARTS_TIME_LIMIT ?? 1200) * 1000;
 const ENDED = [3, 4, 5];
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /** B's job: the first 200 months of the Mauna Loa CO2 series (1958-03 to 1974-10), the last 12 to forecast. */
 function co2Csv(): string {
@@ -260,22 +261,18 @@ async function speedup(lines: Lines) {
       log(lines, `| speedup round ${round + 1}, ${MODE_LABEL[mode]} | ${SPEEDUP_SERIES.toLocaleString('en-US')} monthly series (${rowCount} rows), WORKERS=1 each${WARM_SERIES > 0 ? `, after a ${WARM_SERIES}-series job on the same processes` : ''} | ${s(run.wallMs)}; CPU over the job: ${cpu}; ${run.rows} output rows | - | - | ${run.load} |`);
     }
   }
-  const meanOf = (mode: string, f: (r: SpeedRun) => number) => {
-    const xs = runs.filter((r) => r.mode === mode).map(f);
-    return xs.reduce((a, b) => a + b, 0) / xs.length;
-  };
-  const mean = (mode: string) => meanOf(mode, (r) => r.wallMs);
-  const ratio = mean('alone') / mean('pair');
+  const meanOf = (mode: string, f: (r: SpeedRun) => number = (r) => r.wallMs) => mean(runs.filter((r) => r.mode === mode).map(f));
+  const ratio = meanOf('alone') / meanOf('pair');
   // The pair's wall is at least its busy CPU over the 2 cores: ratio = 2 x alone's wall / the pair's busy CPU x the
   // share of the 2 cores the pair kept busy. The first factor is the most the pair could reach with the CPU it used.
-  const bound = (2 * mean('alone')) / 1000 / meanOf('pair', (r) => r.busy);
+  const bound = (2 * meanOf('alone')) / 1000 / meanOf('pair', (r) => r.busy);
   const used = meanOf('pair', (r) => r.busy / ((2 * r.wallMs) / 1000));
   const ours = runs.filter((r) => r.mode !== 'before');
   const identical = ours.every((r) => r.output === ours[0]!.output);
   const before = runs.filter((r) => r.mode === 'before');
-  const beforeNote = before.length === 0 ? '' : `; before issue 34 (API alone) ${s(mean('before'))}, output ${before.every((r) => r.output === ours[0]!.output) ? 'identical to ours' : 'differs from ours'}`;
+  const beforeNote = before.length === 0 ? '' : `; before issue 34 (API alone) ${s(meanOf('before'))}, output ${before.every((r) => r.output === ours[0]!.output) ? 'identical to ours' : 'differs from ours'}`;
   log(lines, `| speedup bound | mean of ${ROUNDS} rounds each | machine busy: alone ${meanOf('alone', (r) => r.busy).toFixed(1)} s (${meanOf('alone', (r) => r.busy / (r.wallMs / 1000)).toFixed(2)} cores), pair ${meanOf('pair', (r) => r.busy).toFixed(1)} s; 2 x alone's wall / the pair's busy CPU ${bound.toFixed(2)}x (the most the pair could reach with the CPU it used, had it kept both cores busy throughout); the pair kept ${(100 * used).toFixed(0)}% of the 2 cores busy | - | - | ${load()} |`);
-  log(lines, `| speedup | mean of ${ROUNDS} rounds each | alone ${s(mean('alone'))}, pair ${s(mean('pair'))}: ${ratio.toFixed(2)}x; outputs ${identical ? `identical (${ours[0]!.rows} rows, same order) in all ${ours.length} runs of this code` : 'DIFFER'}${beforeNote} | >= 1.6x, same output | ${ratio >= 1.6 && identical ? 'yes' : 'NO'} | ${load()} |`);
+  log(lines, `| speedup | mean of ${ROUNDS} rounds each | alone ${s(meanOf('alone'))}, pair ${s(meanOf('pair'))}: ${ratio.toFixed(2)}x; outputs ${identical ? `identical (${ours[0]!.rows} rows, same order) in all ${ours.length} runs of this code` : 'DIFFER'}${beforeNote} | >= 1.6x, same output | ${ratio >= 1.6 && identical ? 'yes' : 'NO'} | ${load()} |`);
 }
 
 // ---------- 4. ceiling ----------
@@ -284,7 +281,6 @@ async function ceiling(lines: Lines) {
   const startLoad = load();
   const { alone, pairs } = await ceilingRounds(SPEEDUP_SERIES, ROUNDS, WARM_SERIES);
   const setup = `${SPEEDUP_SERIES.toLocaleString('en-US')} monthly series in-process, one thread each${WARM_SERIES > 0 ? `, after a ${WARM_SERIES}-series panel in the same process` : ''}`;
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   pairs.forEach((pair, round) => {
     const a = alone[round]!;
     log(lines, `| ceiling round ${round + 1} | ${setup} | alone ${s(a.wallMs)} (CPU ${a.cpuSeconds.toFixed(1)} s); two at once ${pair.map((p) => `${s(p.wallMs)} (CPU ${p.cpuSeconds.toFixed(1)} s)`).join(' and ')}: ${((2 * a.wallMs) / Math.max(...pair.map((p) => p.wallMs))).toFixed(2)}x | - | - | ${startLoad} -> ${load()} |`);
