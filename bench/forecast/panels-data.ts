@@ -646,3 +646,75 @@ export const EXTRA_PANELS: Record<string, () => Panel> = {
   'city-temperature-wide': cityTemperatureWide,
   'browser-usage-wide': browserUsageWide,
 };
+
+// ---------------------------------------------------------------------------------------------------------
+// Fresh held-out panels (BENCH_PANELS_FRESH=1): real panels from npm packages never read above, added after the
+// engine's rules were set and never tuned on (their first figures were measured on the engine as it stood).
+// Reported apart from the 13 and the validation panels.
+
+/** A file shipped in an npm package, by its path inside the package (dygraphs has no exports map). */
+const packageFile = (pkg: string, file: string) => join(dirname(require.resolve(`${pkg}/package.json`)), file);
+
+/**
+ * @observablehq/sample-datasets aapl.csv (Yahoo! Finance): Apple's daily open, high, low, close and volume on the
+ * 1,260 trading days 2013-05-13 to 2018-05-11, side by side (Adj Close left out: the close adjusted for dividends).
+ * Trading days, so no cycle of 7 rows: no season, as ohlc-wide.
+ */
+function aaplWide(): Panel {
+  const records = readCsv(require.resolve('@observablehq/sample-datasets/aapl.csv'));
+  return wide({
+    id: 'aapl-wide',
+    label: "Apple's daily open, high, low, close and volume, side by side",
+    source: '@observablehq/sample-datasets aapl.csv',
+    frequency: 'daily',
+    season: 1,
+    h: 28,
+    series: (['Open', 'High', 'Low', 'Close', 'Volume'] as const).map((c) => ({ key: [c.toLowerCase()], dates: records.map((r) => r.Date!), values: records.map((r) => Number(r[c])) })),
+  });
+}
+
+/** dygraphs' demo files: a date, then per column `low;middle;high` (dygraphs' custom bars). */
+function dygraphsBars(file: string) {
+  return readCsv(packageFile('dygraphs', join('_site', file))).map((r) => ({ r, bars: (column: string) => (r[column] ?? '').split(';').map(Number) }));
+}
+
+/**
+ * dygraphs _site/dow.txt (monthly DJIA from econstats): the Dow Jones Industrial Average's monthly low, close and
+ * high, side by side, from 1914-12 (the exchange was closed 1914-08 to 11, so the months before are cut off) to
+ * 2009-10; the file's "Real" columns (the same divided by the CPI) left out.
+ */
+function dowWide(): Panel {
+  const records = dygraphsBars('dow.txt').filter(({ r }) => r.Month! >= '1914-12');
+  return wide({
+    id: 'dow-wide',
+    label: 'Dow Jones monthly low, close and high, side by side',
+    source: 'dygraphs _site/dow.txt (Nominal, from 1914-12)',
+    frequency: 'monthly',
+    season: 12,
+    h: 12,
+    series: ['low', 'close', 'high'].map((c, i) => ({ key: [c], dates: records.map(({ r }) => `${r.Month!.slice(0, 7)}-01`), values: records.map(({ bars }) => bars('Nominal')[i]!) })),
+  });
+}
+
+/**
+ * dygraphs _site/ny-vs-sf.txt (Weather Underground, New York LaGuardia): New York's daily low, mean and high
+ * temperature (F), 2007-01-01 to 2009-12-05, side by side; San Francisco left out (42 days without a value).
+ */
+function nyTemperatureWide(): Panel {
+  const records = dygraphsBars('ny-vs-sf.txt');
+  return wide({
+    id: 'ny-temperature-wide',
+    label: "New York's daily low, mean and high temperature, side by side",
+    source: 'dygraphs _site/ny-vs-sf.txt (NY)',
+    frequency: 'daily',
+    season: 7,
+    h: 28,
+    series: ['low', 'mean', 'high'].map((c, i) => ({ key: [c], dates: records.map(({ r }) => r.Date!), values: records.map(({ bars }) => bars('NY')[i]!) })),
+  });
+}
+
+export const FRESH_PANELS: Record<string, () => Panel> = {
+  'aapl-wide': aaplWide,
+  'dow-wide': dowWide,
+  'ny-temperature-wide': nyTemperatureWide,
+};

@@ -8,7 +8,8 @@
  *
  *   npx tsx bench/forecast/panels-study.ts collect [regex]   writes bench/.out/panels-study.json (panels by id)
  *   npx tsx bench/forecast/panels-study.ts                   per panel: the engine, the oracle, each family alone
- * BENCH_PANELS_EXTRA=1 collects the validation panels (panels-data.ts EXTRA_PANELS) too, marked as such.
+ * BENCH_PANELS_EXTRA=1 collects the validation panels (panels-data.ts EXTRA_PANELS) too, marked as such;
+ * BENCH_PANELS_FRESH=1 the fresh held-out panels (panels-data.ts FRESH_PANELS), marked the same way.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -23,7 +24,7 @@ import { finishSeries, prepareSeries, scoreSeries, WorkMeter, type OutputRun, ty
 import { parseNumber } from '../../src/training/values.js';
 import { withDateCache } from '../../src/training/dates.js';
 import { trainingInputOf } from './panels-child.js';
-import { EXTRA_PANELS, PANELS, uploadOf, type Panel } from './panels-data.js';
+import { EXTRA_PANELS, FRESH_PANELS, PANELS, uploadOf, type Panel } from './panels-data.js';
 import { OUT } from './panels-ours.js';
 
 export interface Candidate {
@@ -215,7 +216,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   if (mode === 'collect') {
     const re = only ? new RegExp(only) : null;
     const stored: StudySeries[] = existsSync(FILE) ? (JSON.parse(readFileSync(FILE, 'utf8')) as StudySeries[]) : [];
-    const sets: [Record<string, () => Panel>, boolean][] = [[PANELS, false], ...(process.env.BENCH_PANELS_EXTRA ? [[EXTRA_PANELS, true] as [Record<string, () => Panel>, boolean]] : [])];
+    const sets: [Record<string, () => Panel>, boolean][] = [
+      [PANELS, false],
+      ...(process.env.BENCH_PANELS_EXTRA ? [[EXTRA_PANELS, true] as [Record<string, () => Panel>, boolean]] : []),
+      ...(process.env.BENCH_PANELS_FRESH ? [[FRESH_PANELS, true] as [Record<string, () => Panel>, boolean]] : []),
+    ];
     let kept = stored;
     for (const [set, extra] of sets) {
       for (const [id, make] of Object.entries(set)) {

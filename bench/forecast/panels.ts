@@ -31,6 +31,8 @@
  *   BENCH_PANELS_ONLY=regex                only the panels whose id matches (ids in panels-data.ts PANELS)
  *   BENCH_PANELS_EXTRA=1                   the validation panels (panels-data.ts EXTRA_PANELS) instead of the 13,
  *                                          written to bench/.out/panels-extra.md
+ *   BENCH_PANELS_FRESH=1                   the fresh held-out panels (panels-data.ts FRESH_PANELS) instead of the 13,
+ *                                          written to bench/.out/panels-fresh.md
  *   BENCH_PANELS_SERVICE=1                 ours through a real service (bench/service.ts, Postgres at
  *                                          BENCH_DATABASE_URL) instead of trainModel in a child process
  *   BENCH_PANELS_TIME_LIMIT=300            seconds per panel for ours; past it the panel reads `timeout`
@@ -55,7 +57,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decimalsOf, EXTRA_PANELS, locatorOf, PANELS, uploadOf, type Panel } from './panels-data.js';
+import { decimalsOf, EXTRA_PANELS, FRESH_PANELS, locatorOf, PANELS, uploadOf, type Panel } from './panels-data.js';
 import { describePhases, OUT, PanelService, runOurs, SERVICE, TIME_LIMIT_S, type OursRun } from './panels-ours.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -64,6 +66,8 @@ const PEERS = process.env.BENCH_FORECAST_PEERS ?? '1';
 const STORED = process.env.BENCH_PANELS_OURS;
 /** The validation panels (panels-data.ts EXTRA_PANELS) instead of the 13: a change measured on the 13 must not do worse on these. */
 const EXTRA = process.env.BENCH_PANELS_EXTRA === '1';
+/** The fresh held-out panels (panels-data.ts FRESH_PANELS) instead of the 13: measured, never tuned on. */
+const FRESH = process.env.BENCH_PANELS_FRESH === '1';
 
 /** bench/.out/panels.json as written below. */
 interface StoredRun {
@@ -346,7 +350,7 @@ export const commitOf = () => {
 };
 
 export async function benchPanels() {
-  const panels = Object.entries(EXTRA ? EXTRA_PANELS : PANELS)
+  const panels = Object.entries(FRESH ? FRESH_PANELS : EXTRA ? EXTRA_PANELS : PANELS)
     .filter(([id]) => !ONLY || ONLY.test(id))
     .map(([, make]) => make());
   mkdirSync(OUT, { recursive: true });
@@ -373,7 +377,7 @@ export async function benchPanels() {
   const rescored = STORED ? ` (ours from ${STORED}, rescored ${new Date().toISOString()} against the peers fitted since)` : '';
   const header = `Panels: ${started}, commit ${commit}, ours ${SERVICE ? 'through a service' : 'in-process'}, limit ${TIME_LIMIT_S} s per panel, load at the end ${STORED ? 'in each panel line' : uptime()}${rescored}.`;
   const markdown = [header, '', panelTable(results), '', summary(results), '', perSeriesTable(results)].join('\n');
-  const name = `panels${EXTRA ? '-extra' : ''}${SERVICE ? '-service' : ''}${STORED ? '-rescored' : ''}`;
+  const name = `panels${FRESH ? '-fresh' : EXTRA ? '-extra' : ''}${SERVICE ? '-service' : ''}${STORED ? '-rescored' : ''}`;
   writeFileSync(join(OUT, `${name}.md`), `${markdown}\n`);
   writeFileSync(join(OUT, `${name}-${fileTag(commit)}.md`), `${markdown}\n`);
   writeFileSync(
