@@ -16,6 +16,7 @@ import { hiddenLayerWidth } from './brain-network.js';
 import { DEFAULT_DEVIATION_TARGET, DEFAULT_LEARNING_RATE, hiddenLayerCount } from './legacy.js';
 import { familiesFor } from './models/candidates.js';
 import { differencedFamily } from './models/differenced.js';
+import { differencedArFamily } from './models/differenced-ar.js';
 import type { FamilyParams, FitRows, ModelFamily, SeriesInfo } from './models/model.js';
 import { ProgressReporter, type EngineHooks } from './progress.js';
 import { levelStationary } from './models/sarima-search.js';
@@ -227,11 +228,12 @@ export function prepareSeries(input: TrainingInput, analysis: Analysis, seed: nu
 
 /**
  * Families that compete only where the plan chooses one structure across many series (SelectionOptions.pooled):
- * auto.arima's differencing (models/differenced.ts), whose d is each series' own. A series' own choice never
- * takes them (selection.ts POOLED_ONLY); last in the list, so ties go to the families before them.
+ * auto.arima's differencing, alone (models/differenced.ts) and with AR terms (models/differenced-ar.ts), whose d
+ * and p are each series' own. A series' own choice never takes them (selection.ts POOLED_ONLY); last in the list,
+ * so ties go to the families before them.
  */
 function poolingFamilies(col: ColumnSpec, selection: SelectionOptions): ModelFamily[] {
-  return selection.pooled && col.kind === 'numeric' ? [differencedFamily] : [];
+  return selection.pooled && col.kind === 'numeric' ? [differencedFamily, differencedArFamily] : [];
 }
 
 /** An output's families less the level families where the plan asks for a level-stationary series and this one is not. */

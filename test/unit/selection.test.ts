@@ -8,6 +8,7 @@ import { predict } from '../../src/training/predict.js';
 import { mulberry32 } from '../../src/training/prng.js';
 import { choosePanel, type SeriesScores } from '../../src/training/panel-part.js';
 import { differencedFamily, kpssDifferences } from '../../src/training/models/differenced.js';
+import { differencedArFamily } from '../../src/training/models/differenced-ar.js';
 import { chooseWinner, pooledWinner, pooledWinners, splitActuals, splitsError, type Scored } from '../../src/training/selection.js';
 import { chooseWinners, type PreparedSeries } from '../../src/training/series-run.js';
 import type { TrainedModelV2 } from '../../src/training/types.js';
@@ -193,6 +194,44 @@ describe("auto.arima's differencing as a structure across series (issue 33)", ()
     expect(winners.map((w) => w.members.map((m) => m.family.name))).toEqual([['differenced'], ['differenced'], ['differenced'], ['differenced']]);
   });
 
+  it('adds AR terms on the differences, p by AICc: a growth that slows is forecast slowing, not carried on', () => {
+    const random = mulberry32(7);
+    let slope = 400;
+    let level = 10_000;
+    // Each year's growth is 0.93 of the last one's, plus noise: second differences that are autocorrelated.
+    const slowing = Array.from({ length: 40 }, () => {
+      level += slope;
+      slope = 0.93 * slope + 10 * (random() - 0.5);
+      return Math.round(level);
+    });
+    const fitted = differencedArFamily.fit(rowsOf(slowing), seasonContext(1));
+    expect(fitted.state.d).toBe(2);
+    expect(fitted.state.phi.length).toBeGreaterThan(0);
+    expect(fitted.describe()).toBe(`ARIMA(${fitted.state.phi.length},2,0), d by KPSS, p by AICc`);
+    const at = (h: number) => fitted.predict({ time: [slowing.length - 1 + h], features: [[]] })[0] as number;
+    const last = slowing.at(-1)!;
+    const lastSlope = last - slowing.at(-2)!;
+    // The 6th year ahead: above the last value, below the last slope carried on (`differenced`'s ARIMA(0,2,0)).
+    const carried = differencedFamily.fit(rowsOf(slowing), seasonContext(1)).predict({ time: [slowing.length + 5], features: [[]] })[0] as number;
+    expect(carried).toBeCloseTo(last + 6 * lastSlope, 6);
+    expect(at(6)).toBeGreaterThan(last);
+    expect(at(6)).toBeLessThan(carried);
+    // Each step is the AR model of the second differences, integrated: z_t = c + sum phi_j z_t-j, y_t = z_t + 2 y_t-1 - y_t-2.
+    const values = [...slowing];
+    for (let h = 1; h <= 6; h++) {
+      const t = values.length;
+      const z = (s: number) => values[s]! - 2 * values[s - 1]! + values[s - 2]!;
+      const next = fitted.state.phi.reduce((sum, f, j) => sum + f * z(t - 1 - j), fitted.state.c) + 2 * values[t - 1]! - values[t - 2]!;
+      values.push(next);
+      expect(at(h)).toBeCloseTo(next, 6);
+    }
+    const revived = differencedArFamily.revive(JSON.parse(JSON.stringify(fitted.state)) as typeof fitted.state);
+    expect(revived.predict({ time: [41, 45], features: [[], []] })).toEqual(fitted.predict({ time: [41, 45], features: [[], []] }));
+    // Only where the series has no cycle: a seasonal series is SARIMA's.
+    expect(differencedArFamily.applies({ ...seasonContext(12).info, periods: [12] }, 120)).toBe(false);
+    expect(differencedArFamily.applies(seasonContext(1).info, 40)).toBe(true);
+  });
+
   it('is a candidate of a panel of at least four series, and of no single series', () => {
     const random = mulberry32(5);
     const rows = ['a', 'b', 'c', 'd'].flatMap((key, s) =>
@@ -204,10 +243,11 @@ describe("auto.arima's differencing as a structure across series (issue 33)", ()
       { name: 'value', role: 'output' as const, kind: 'numeric' as const },
     ];
     const panel = trainModel({ header: ['key', 'year', 'value'], columns, rows, params: {} });
-    expect(panel.selection!.outputs[0]!.candidates.map((c) => c.name)).toContain('differenced');
+    expect(panel.selection!.outputs[0]!.candidates.map((c) => c.name)).toEqual(expect.arrayContaining(['differenced', 'differenced_ar']));
     const one = trainModel({ header: ['key', 'year', 'value'], columns, rows: rows.filter((r) => r[0] === 'a'), params: {} });
     expect(one.selection!.panel).toBeUndefined();
     expect(one.selection!.outputs[0]!.candidates.map((c) => c.name)).not.toContain('differenced');
+    expect(one.selection!.outputs[0]!.candidates.map((c) => c.name)).not.toContain('differenced_ar');
   });
 });
 

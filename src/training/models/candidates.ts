@@ -4,6 +4,7 @@
  */
 import { boostingClassifierFamily, boostingFamily } from './boosting.js';
 import { differencedFamily } from './differenced.js';
+import { differencedArFamily } from './differenced-ar.js';
 import { etsFamily } from './ets.js';
 import { forestClassifierFamily, forestFamily } from './forest.js';
 import { globalForecastFamily } from './global-forecast.js';
@@ -41,10 +42,10 @@ export function familiesFor(kind: OutputKind): ModelFamily[] {
 
 /**
  * Families a stored model may name that never compete on one series (issue 33): a panel's global model, and
- * auto.arima's differencing, which competes only in a choice across many series (series-run.ts
- * poolingFamilies).
+ * auto.arima's differencing alone or with AR terms, which compete only in a choice across many series
+ * (series-run.ts poolingFamilies).
  */
-const storedOnly: ModelFamily[] = [globalForecastFamily, differencedFamily];
+const storedOnly: ModelFamily[] = [globalForecastFamily, differencedFamily, differencedArFamily];
 
 export function familyNamed(kind: OutputKind, name: string): ModelFamily {
   const family = familiesFor(kind).find((f) => f.name === name) ?? storedOnly.find((f) => f.kind === kind && f.name === name);

@@ -17,7 +17,7 @@ import { EigenvalueDecomposition, Matrix } from 'ml-matrix';
  * not a candidate. Such a fit is a unit root the differencing did not take out (its forecasts run away, e.g.
  * AR1 + AR2 = 1.002 on US employment: +45,000 in a year) or an MA term that cannot be inverted.
  */
-const MIN_ROOT_MODULUS = 1.01;
+export const MIN_ROOT_MODULUS = 1.01;
 
 export interface SarimaOrders {
   p: number;
@@ -125,7 +125,7 @@ export function fitOnce(series: number[], o: SarimaOrders): FitOutcome {
   return { model, aic, ok, message, roots };
 }
 
-type Coefficients = Record<'AR' | 'MA' | 'SAR' | 'SMA', number[]>;
+export type Coefficients = Record<'AR' | 'MA' | 'SAR' | 'SMA', number[]>;
 
 /** The AR/MA coefficients of the package's verbose summary ("AR1   0.28   0.07"), in lag order. */
 export function coefficientsOf(lines: string[]): Coefficients {
