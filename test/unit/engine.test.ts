@@ -3,10 +3,11 @@ import { explainSelection } from '../../src/domain/jobs/explanation.js';
 import { trainModel } from '../../src/training/engine.js';
 import { intervalWidths, smallPoolWidths, type StepErrors } from '../../src/training/intervals.js';
 import { familiesFor } from '../../src/training/models/candidates.js';
-import { selectArOrder } from '../../src/training/models/linear.js';
+import { arFamily, selectArOrder } from '../../src/training/models/linear.js';
 import { NAIVE_NAMES } from '../../src/training/models/naive.js';
 import { predict, predictWithIntervals } from '../../src/training/predict.js';
 import { mulberry32 } from '../../src/training/prng.js';
+import { seasonContext } from './family-support.js';
 import type { ColumnSpec, TrainingProgress, TrainingResult } from '../../src/training/types.js';
 
 /** Errors by horizon step as backtest windows give them: the j-th error of a step from window j. */
@@ -162,6 +163,23 @@ describe('forecasting engine: seasons, long cycles and the naive bar (issue 23)'
     expect(mae(forecastOf(r), truth)).toBeLessThan(mae(drift, truth) / 3);
     const ar = r.selection?.outputs[0]?.candidates.find((c) => c.name === 'ar');
     expect(ar?.error).toBeLessThan(r.selection?.outputs[0]?.baseline.error as number);
+  });
+
+  it("forecasts the long autoregression from the series alone, whatever features the rows to forecast carry", () => {
+    const random = mulberry32(14);
+    const values = Array.from({ length: 200 }, (_, i) => 60 + 15 * Math.sin((2 * Math.PI * i) / 23) + (random() - 0.5) * 4);
+    // Calendar-like terms, as the engine gives a daily series (the year's sine and cosine).
+    const calendar = (t: number) => [Math.sin((2 * Math.PI * t) / 365.25), Math.cos((2 * Math.PI * t) / 365.25)];
+    const time = values.map((_, i) => i);
+    const ahead = Array.from({ length: 28 }, (_, h) => 200 + h);
+    const context = seasonContext(1, 28);
+    const plain = arFamily.fit({ time, features: time.map(() => []), target: values }, context);
+    const withFeatures = arFamily.fit({ time, features: time.map(calendar), target: values }, context);
+    const forecast = withFeatures.predict({ time: ahead, features: ahead.map(calendar) }) as number[];
+    expect(forecast).toEqual(plain.predict({ time: ahead, features: ahead.map(() => []) }));
+    // Near the series' level and cycle, not the few units the calendar terms in the lags' places gave.
+    const truth = ahead.map((t) => 60 + 15 * Math.sin((2 * Math.PI * t) / 23));
+    expect(mae(forecast, truth)).toBeLessThan(5);
   });
 
   it('never publishes a model worse on its backtest than the best naive baseline it could choose', () => {
