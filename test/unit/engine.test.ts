@@ -165,7 +165,7 @@ describe('forecasting engine: seasons, long cycles and the naive bar (issue 23)'
     expect(ar?.error).toBeLessThan(r.selection?.outputs[0]?.baseline.error as number);
   });
 
-  it("forecasts the long autoregression from the series alone, whatever features the rows to forecast carry", () => {
+  it('fits the long autoregression on a series alone, and forecasts it whatever features the rows to forecast carry', () => {
     const random = mulberry32(14);
     const values = Array.from({ length: 200 }, (_, i) => 60 + 15 * Math.sin((2 * Math.PI * i) / 23) + (random() - 0.5) * 4);
     // Calendar-like terms, as the engine gives a daily series (the year's sine and cosine).
@@ -173,13 +173,14 @@ describe('forecasting engine: seasons, long cycles and the naive bar (issue 23)'
     const time = values.map((_, i) => i);
     const ahead = Array.from({ length: 28 }, (_, h) => 200 + h);
     const context = seasonContext(1, 28);
-    const plain = arFamily.fit({ time, features: time.map(() => []), target: values }, context);
-    const withFeatures = arFamily.fit({ time, features: time.map(calendar), target: values }, context);
-    const forecast = withFeatures.predict({ time: ahead, features: ahead.map(calendar) }) as number[];
-    expect(forecast).toEqual(plain.predict({ time: ahead, features: ahead.map(() => []) }));
+    const fitted = arFamily.fit({ time, features: time.map(() => []), target: values }, context);
+    const forecast = fitted.predict({ time: ahead, features: ahead.map(calendar) }) as number[];
+    expect(forecast).toEqual(fitted.predict({ time: ahead, features: ahead.map(() => []) }));
     // Near the series' level and cycle, not the few units the calendar terms in the lags' places gave.
     const truth = ahead.map((t) => 60 + 15 * Math.sin((2 * Math.PI * t) / 23));
     expect(mae(forecast, truth)).toBeLessThan(5);
+    // Rows with features are linear_ar's, which uses them.
+    expect(() => arFamily.fit({ time, features: time.map(calendar), target: values }, context)).toThrow(/calendar terms or inputs/);
   });
 
   it('never publishes a model worse on its backtest than the best naive baseline it could choose', () => {
