@@ -326,9 +326,9 @@ export const linearDiffFamily: ModelFamily<DiffState> = {
  * on the same rows for every candidate order, those after the longest lag), p up to n/4 and MAX_AR_ORDER.
  * The chosen order is then fitted like `linear_ar` (ridge, penalty by GCV) and forecast recursively.
  * A series alone: where the rows carry features (a daily or sub-daily series' calendar terms, stated inputs) it
- * does not fit, since it would leave them out and `linear_ar` uses them. Let fit there, it ranks among the best
- * in the backtest and then loses: 15-minute flights 0.729 -> 0.873 MASE, the sub-daily mean 0.536 -> 0.557
- * (docs/benchmarks.md, measured and not kept).
+ * does not fit, since it would leave them out and `linear_ar` uses them. Fitted there, it changed the choice
+ * where it lost: 15-minute flights 0.729 -> 0.873 MASE, the sub-daily mean 0.536 -> 0.557 (docs/benchmarks.md,
+ * measured and not kept).
  */
 export const MAX_AR_ORDER = 24;
 /** Rows of the order selection: the last ones only, so a long upload costs as much as this many. */
