@@ -153,8 +153,8 @@ function revive(state: LinearState): FittedModel<LinearState> {
         const t = rows.time[i] as number;
         // A lag that falls in a gap (or before the history) takes the latest known or predicted value.
         const lagValues = state.lags.map((lag) => values.get(t - lag) ?? latest);
-        // Only the features the fit had: `ar` fits on none, and the rows' calendar terms or inputs would
-        // otherwise take the lags' places (its forecasts fell to about 0 on every daily series).
+        // Only the features the fit had (`ar` has none): the rows' calendar terms or inputs would otherwise
+        // take the lags' places.
         const features = (rows.features[i] as number[]).slice(0, state.featureCount);
         const y = evaluate(state, terms(state, t, features, lagValues));
         out[i] = y;

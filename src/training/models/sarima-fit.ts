@@ -125,7 +125,7 @@ export function fitOnce(series: number[], o: SarimaOrders): FitOutcome {
   return { model, aic, ok, message, roots };
 }
 
-export type Coefficients = Record<'AR' | 'MA' | 'SAR' | 'SMA', number[]>;
+type Coefficients = Record<'AR' | 'MA' | 'SAR' | 'SMA', number[]>;
 
 /** The AR/MA coefficients of the package's verbose summary ("AR1   0.28   0.07"), in lag order. */
 export function coefficientsOf(lines: string[]): Coefficients {
