@@ -11,6 +11,10 @@
  *
  *   npx tsx bench/forecast/panels-study.ts collect [regex]   writes bench/.out/panels-study.json (panels by id)
  *   npx tsx bench/forecast/panels-study.ts                   per panel: the engine, the oracle, each family alone
+ *   npx tsx bench/forecast/panels-study.ts parity            each of our families alone against R's own of it
+ * The parity mode reads R's per-series scores from the panel benchmark's files of the same panels
+ * (bench/.out/panels.json, panels-extra.json, panels-fresh.json: `npm run bench panels` with and without
+ * BENCH_PANELS_EXTRA=1 and BENCH_PANELS_FRESH=1), so it checks the families' fits apart from the choice among them.
  * BENCH_PANELS_EXTRA=1 collects the validation panels (panels-data.ts EXTRA_PANELS) too, marked as such;
  * BENCH_PANELS_FRESH=1 the fresh held-out panels (panels-data.ts FRESH_PANELS), marked the same way.
  */
@@ -213,6 +217,60 @@ function report(all: StudySeries[]) {
   console.log(`mean over ${panels.length} panels: engine ${mean(totals.engine).toFixed(4)}, per-series oracle ${mean(totals.oracle).toFixed(4)}`);
 }
 
+/** Our families and R's forecast-package counterparts: auto.arima's search ported (sarima-search.ts), ETS, Theta, STL. */
+const COUNTERPARTS = [
+  ['sarima', 'auto_arima'],
+  ['ets', 'ets'],
+  ['theta', 'theta'],
+  ['mstl', 'stlf'],
+] as const;
+
+/** The panel benchmark's per-series R scores (panels.ts StoredRun), by panel id and series key. */
+function rScores(): Map<string, Partial<Record<string, number>>> {
+  const out = new Map<string, Partial<Record<string, number>>>();
+  for (const file of ['panels.json', 'panels-extra.json', 'panels-fresh.json']) {
+    const path = join(OUT, file);
+    if (!existsSync(path)) continue;
+    const run = JSON.parse(readFileSync(path, 'utf8')) as { results: { id: string; series: { key: string; r: Partial<Record<string, number>> }[] }[] };
+    for (const result of run.results) for (const series of result.series) out.set(`${result.id}\t${series.key}`, series.r);
+  }
+  return out;
+}
+
+/**
+ * Each of our statistical families alone (its forecast of the hidden values, refitted on every known row)
+ * against R's own implementation of it, per panel over the series where both forecast: the mean MASE of each,
+ * then the geometric mean over panels of ours / R's and the panels where ours is at or below R's.
+ */
+function parity(all: StudySeries[]) {
+  const r = rScores();
+  const totals = new Map<string, number[]>();
+  for (const id of [...new Set(all.map((s) => s.panel))]) {
+    const cells: string[] = [];
+    for (const [ours, theirs] of COUNTERPARTS) {
+      const pairs = all
+        .filter((s) => s.panel === id && s.scale > 0)
+        .flatMap((s) => {
+          const final = s.candidates.find((c) => c.name === ours)?.final;
+          const peer = r.get(`${id}\t${s.key}`)?.[theirs];
+          return final && peer !== undefined && Number.isFinite(peer) ? [[maseOf(s, final), peer] as const] : [];
+        });
+      if (pairs.length === 0) continue;
+      const a = mean(pairs.map((p) => p[0]));
+      const b = mean(pairs.map((p) => p[1]));
+      let ratios = totals.get(ours);
+      if (!ratios) totals.set(ours, (ratios = []));
+      ratios.push(a / b);
+      cells.push(`${ours} ${a.toFixed(3)} / R ${theirs} ${b.toFixed(3)} on ${pairs.length}`);
+    }
+    if (cells.length > 0) console.log(`${id}: ${cells.join('; ')}`);
+  }
+  for (const [ours, ratios] of totals) {
+    const geometric = Math.exp(mean(ratios.map(Math.log)));
+    console.log(`${ours}: ${ratios.length} panels, geometric mean of ours / R's ${geometric.toFixed(3)}, ours at or below R's on ${ratios.filter((x) => x <= 1).length}`);
+  }
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const [mode, only] = process.argv.slice(2);
   mkdirSync(OUT, { recursive: true });
@@ -235,6 +293,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
         writeFileSync(FILE, JSON.stringify(kept));
       }
     }
+  } else if (mode === 'parity') {
+    parity(JSON.parse(readFileSync(FILE, 'utf8')) as StudySeries[]);
   } else {
     report(JSON.parse(readFileSync(FILE, 'utf8')) as StudySeries[]);
   }
