@@ -43,6 +43,9 @@
  *                                          a monthly series of 110 values)
  *   BENCH_PANELS_OURS=bench/.out/panels.json  ours from that earlier run's file instead of a new run (the peers
  *                                          and the scores are computed anew: a run rescored against refitted peers)
+ *   BENCH_PANELS_ORIGIN=k                  forecast from k horizons earlier: every series loses its last k x h values
+ *                                          before the last h are hidden, so a change can be measured on more than
+ *                                          the one hidden window per panel (written to panels[-extra|-fresh]-origin<k>.md)
  *   BENCH_COMMIT=abc1234                   the commit to name in the output when the tree has no .git (an
  *                                          exported `git archive` of a commit, measured while the working
  *                                          tree is being edited)
@@ -68,6 +71,16 @@ const STORED = process.env.BENCH_PANELS_OURS;
 const EXTRA = process.env.BENCH_PANELS_EXTRA === '1';
 /** The fresh held-out panels (panels-data.ts FRESH_PANELS) instead of the 13: measured, never tuned on. */
 const FRESH = process.env.BENCH_PANELS_FRESH === '1';
+/** Horizons to step back before hiding the last h values (0: the panels as they are). */
+const ORIGIN = Number(process.env.BENCH_PANELS_ORIGIN ?? '0');
+if (!Number.isInteger(ORIGIN) || ORIGIN < 0) throw new Error('BENCH_PANELS_ORIGIN must be a whole number of horizons, 0 or more');
+
+/** The panel as it was k horizons earlier: each series without its last k x h dates and values. */
+function atOrigin(panel: Panel, k: number): Panel {
+  if (k === 0) return panel;
+  const cut = k * panel.h;
+  return { ...panel, series: panel.series.map((s) => ({ ...s, dates: s.dates.slice(0, -cut), values: s.values.slice(0, -cut) })) };
+}
 
 /** bench/.out/panels.json as written below. */
 interface StoredRun {
@@ -352,12 +365,12 @@ export const commitOf = () => {
 export async function benchPanels() {
   const panels = Object.entries(FRESH ? FRESH_PANELS : EXTRA ? EXTRA_PANELS : PANELS)
     .filter(([id]) => !ONLY || ONLY.test(id))
-    .map(([, make]) => make());
+    .map(([, make]) => atOrigin(make(), ORIGIN));
   mkdirSync(OUT, { recursive: true });
   const stored = STORED ? (JSON.parse(readFileSync(STORED, 'utf8')) as StoredRun) : null;
   const commit = stored?.commit ?? commitOf();
   const started = stored?.started ?? new Date().toISOString();
-  console.log(`panels: ${panels.length} panels, ours ${SERVICE ? 'through a service' : 'in-process'}, limit ${TIME_LIMIT_S} s, commit ${commit}, load ${uptime()}`);
+  console.log(`panels: ${panels.length} panels${ORIGIN > 0 ? `, forecast from ${ORIGIN} horizon(s) earlier` : ''}, ours ${SERVICE ? 'through a service' : 'in-process'}, limit ${TIME_LIMIT_S} s, commit ${commit}, load ${uptime()}`);
   const rPeers = PEERS === '0' ? null : await runRPeers(panels);
   const service = SERVICE && !stored ? new PanelService() : null;
   const results: PanelResult[] = [];
@@ -375,9 +388,9 @@ export async function benchPanels() {
     await service?.close();
   }
   const rescored = STORED ? ` (ours from ${STORED}, rescored ${new Date().toISOString()} against the peers fitted since)` : '';
-  const header = `Panels: ${started}, commit ${commit}, ours ${SERVICE ? 'through a service' : 'in-process'}, limit ${TIME_LIMIT_S} s per panel, load at the end ${STORED ? 'in each panel line' : uptime()}${rescored}.`;
+  const header = `Panels: ${started}, commit ${commit}${ORIGIN > 0 ? `, forecast from ${ORIGIN} horizon(s) before the last` : ''}, ours ${SERVICE ? 'through a service' : 'in-process'}, limit ${TIME_LIMIT_S} s per panel, load at the end ${STORED ? 'in each panel line' : uptime()}${rescored}.`;
   const markdown = [header, '', panelTable(results), '', summary(results), '', perSeriesTable(results)].join('\n');
-  const name = `panels${FRESH ? '-fresh' : EXTRA ? '-extra' : ''}${SERVICE ? '-service' : ''}${STORED ? '-rescored' : ''}`;
+  const name = `panels${FRESH ? '-fresh' : EXTRA ? '-extra' : ''}${ORIGIN > 0 ? `-origin${ORIGIN}` : ''}${SERVICE ? '-service' : ''}${STORED ? '-rescored' : ''}`;
   writeFileSync(join(OUT, `${name}.md`), `${markdown}\n`);
   writeFileSync(join(OUT, `${name}-${fileTag(commit)}.md`), `${markdown}\n`);
   writeFileSync(
