@@ -88,6 +88,28 @@ describe('sarima family', () => {
     expect(fitted.describe()).toMatch(/with drift$/);
   });
 
+  it('keeps the drift only where AICc asks for it, as auto.arima toggles its constant', () => {
+    // Steps of mean 0 (a random walk with no trend) and of mean 0.8 (the same walk trending), one difference each.
+    const walk = (slope: number) => {
+      const random = mulberry32(11);
+      const values: number[] = [];
+      for (let t = 0, v = 100; t < 120; t++) values.push((v += slope + (random() - 0.5) * 4));
+      const time = values.map((_, t) => t);
+      return { time, features: time.map(() => []), target: values };
+    };
+    const flat = walk(0);
+    const still = sarimaFamily.fit(flat, context(1));
+    expect(still.state.orders.d).toBe(1);
+    expect(still.state.orders.drift).toBe(false);
+    expect(still.describe()).not.toMatch(/drift/);
+    if (still.state.orders.p + still.state.orders.q === 0) expect(still.predict(future(120, 3))).toEqual(Array(3).fill(flat.target.at(-1)));
+    const trending = sarimaFamily.fit(walk(0.8), context(1));
+    expect(trending.state.orders.d).toBe(1);
+    expect(trending.state.orders.drift).toBe(true);
+    const revived = sarimaFamily.revive(JSON.parse(JSON.stringify(still.state)) as SarimaState);
+    expect(revived.predict(future(120, 3))).toEqual(still.predict(future(120, 3)));
+  });
+
   it('lets the drift trend when the likelihood-ratio test finds an acceleration, and extrapolates it', () => {
     const f = (t: number) => 50 + 0.5 * t + 0.02 * t * t;
     const fitted = sarimaFamily.fit(series(80, f, 1), context(1));
