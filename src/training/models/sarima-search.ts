@@ -36,7 +36,7 @@ import { fitOnce, type ArimaInstance, type FitOutcome, type SarimaOrders } from 
 export const MAX_SEASON = 24;
 /** Hard cap on the number of ARIMA fits during order selection. */
 export const MAX_FITS = 13;
-/** Backtest fits only rank the family: a shorter stepwise search (the start models and two moves). */
+/** Backtest fits only rank the family: a shorter stepwise search (the start models, one without the drift, and two moves). */
 export const MAX_BACKTEST_FITS = 7;
 const MAX_P = 2;
 const MAX_Q = 2;
