@@ -18,8 +18,7 @@
  */
 import type { Backtest } from './backtest.js';
 import type { FitContext, FitRows, ModelFamily, PredictRows, SeriesInfo } from './models/model.js';
-import { DIFFERENCED_NAME } from './models/differenced.js';
-import { DIFFERENCED_AR_NAME } from './models/differenced-ar.js';
+import { POOLING_FAMILIES } from './models/candidates.js';
 import { medianOf, NAIVE_NAMES } from './models/naive.js';
 
 export const MAX_COMBINED = 3;
@@ -213,7 +212,7 @@ export interface SelectionOptions {
  * MASE went 1.391 -> 1.415 (infant mortality's 2 series 0.188 -> 0.314, Crimean war's 3 causes 1.311 -> 1.789),
  * against 1.354 as a candidate of the choice across series only. Its AR terms (models/differenced-ar.ts) likewise.
  */
-export const POOLED_ONLY = new Set([DIFFERENCED_NAME, DIFFERENCED_AR_NAME]);
+export const POOLED_ONLY = new Set(POOLING_FAMILIES.map((family) => family.name));
 
 /** The naive baselines a candidate must beat in every window (SelectionOptions.naiveUnlessConsistent): the naive family less its level constants. */
 const BASELINE_NAMES = new Set([...NAIVE_NAMES].filter((name) => !LEVEL_NAMES.has(name) && name !== 'majority'));

@@ -14,9 +14,7 @@ import { predictRows, type EngineState, type OutputState, type RowToPredict, typ
 import { errorsByStep, heldOutCoverage, intervalWidths, type WindowErrors } from './intervals.js';
 import { hiddenLayerWidth } from './brain-network.js';
 import { DEFAULT_DEVIATION_TARGET, DEFAULT_LEARNING_RATE, hiddenLayerCount } from './legacy.js';
-import { familiesFor } from './models/candidates.js';
-import { differencedFamily } from './models/differenced.js';
-import { differencedArFamily } from './models/differenced-ar.js';
+import { familiesFor, POOLING_FAMILIES } from './models/candidates.js';
 import type { FamilyParams, FitRows, ModelFamily, SeriesInfo } from './models/model.js';
 import { ProgressReporter, type EngineHooks } from './progress.js';
 import { levelStationary } from './models/sarima-search.js';
@@ -233,7 +231,7 @@ export function prepareSeries(input: TrainingInput, analysis: Analysis, seed: nu
  * so ties go to the families before them.
  */
 function poolingFamilies(col: ColumnSpec, selection: SelectionOptions): ModelFamily[] {
-  return selection.pooled && col.kind === 'numeric' ? [differencedFamily, differencedArFamily] : [];
+  return selection.pooled && col.kind === 'numeric' ? [...POOLING_FAMILIES] : [];
 }
 
 /** An output's families less the level families where the plan asks for a level-stationary series and this one is not. */

@@ -41,11 +41,15 @@ export function familiesFor(kind: OutputKind): ModelFamily[] {
 }
 
 /**
- * Families a stored model may name that never compete on one series (issue 33): a panel's global model, and
- * auto.arima's differencing alone or with AR terms, which compete only in a choice across many series
- * (series-run.ts poolingFamilies).
+ * Families that compete only in a choice across many series (issue 33), never in one series' own choice:
+ * auto.arima's differencing, alone and with AR terms, whose d and p are each series' own. The one list that
+ * series-run.ts adds to a pooled plan, selection.ts keeps out of a series' own choice (POOLED_ONLY), and a
+ * stored model may name.
  */
-const storedOnly: ModelFamily[] = [globalForecastFamily, differencedFamily, differencedArFamily];
+export const POOLING_FAMILIES: readonly ModelFamily[] = [differencedFamily, differencedArFamily];
+
+/** Families a stored model may name that never compete on one series: a panel's global model and POOLING_FAMILIES. */
+const storedOnly: ModelFamily[] = [globalForecastFamily, ...POOLING_FAMILIES];
 
 export function familyNamed(kind: OutputKind, name: string): ModelFamily {
   const family = familiesFor(kind).find((f) => f.name === name) ?? storedOnly.find((f) => f.kind === kind && f.name === name);

@@ -61,7 +61,8 @@ function fitOrder(z: number[], p: number, constant: boolean, maxP: number): Cand
   let beta: number[];
   try {
     const x = new Matrix(rows);
-    beta = solve(x.transpose().mmul(x), x.transpose().mmul(Matrix.columnVector(target))).to1DArray();
+    const xt = x.transpose();
+    beta = solve(xt.mmul(x), xt.mmul(Matrix.columnVector(target))).to1DArray();
   } catch {
     return null;
   }
@@ -126,10 +127,8 @@ function revive(state: DifferencedArState): FittedModel<DifferencedArState> {
   };
 }
 
-export const DIFFERENCED_AR_NAME = 'differenced_ar';
-
 export const differencedArFamily: ModelFamily<DifferencedArState> = {
-  name: DIFFERENCED_AR_NAME,
+  name: 'differenced_ar',
   kind: 'numeric',
   applies: (info: SeriesInfo, n) => info.timeOrdered && info.periods.length === 0 && n >= 2,
   cost: () => 1,

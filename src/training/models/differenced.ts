@@ -98,10 +98,8 @@ function revive(state: DifferencedState): FittedModel<DifferencedState> {
   };
 }
 
-export const DIFFERENCED_NAME = 'differenced';
-
 export const differencedFamily: ModelFamily<DifferencedState> = {
-  name: DIFFERENCED_NAME,
+  name: 'differenced',
   kind: 'numeric',
   applies: (info, n) => info.timeOrdered && n >= 2,
   cost: () => 1,
