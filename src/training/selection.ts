@@ -153,6 +153,8 @@ function combinedSplits(members: Pick<Scored, 'predictions'>[], splits: number, 
  * season slot's mean), whatever the series did lately.
  */
 export const LEVEL_NAMES = new Set(['mean', 'median', 'season_mean']);
+/** The naive family's members that repeat the season (SelectionOptions.seasonalNaivesOnlyWhenSeasonal). */
+export const SEASONAL_NAIVE_NAMES = new Set(['seasonal_naive', 'seasonal_drift', 'season_mean']);
 
 export interface SelectionOptions {
   /**
@@ -174,6 +176,13 @@ export interface SelectionOptions {
    * MASE, no panel of the 13 or the validation set worse (docs/benchmarks.md, panels).
    */
   levelsOnlyWhenStationary?: boolean;
+  /**
+   * Whether the naive family's seasonal members (SEASONAL_NAIVE_NAMES) compete only on a series whose first
+   * differences show the season (the M4 90% autocorrelation test, theta.ts isSeasonal; default false: always).
+   * The calendar gives every business-daily series a week of 5 and every monthly one a year of 12; a price that
+   * walks has neither, and there last week's or last year's value is the last value plus noise.
+   */
+  seasonalNaivesOnlyWhenSeasonal?: boolean;
   /**
    * Whether the numeric outputs of one upload choose their winner together (pooledStructure) rather than each on
    * its own windows (default false): a wide upload's value columns, and each output column over a long panel's

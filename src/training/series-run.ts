@@ -17,8 +17,10 @@ import { DEFAULT_DEVIATION_TARGET, DEFAULT_LEARNING_RATE, hiddenLayerCount } fro
 import { familiesFor, POOLING_FAMILIES } from './models/candidates.js';
 import type { FamilyParams, FitRows, ModelFamily, SeriesInfo } from './models/model.js';
 import { ProgressReporter, type EngineHooks } from './progress.js';
+import { diff } from './models/closed-forms.js';
 import { levelStationary } from './models/sarima-search.js';
-import { bestNaive, chooseWinner, LEVEL_NAMES, pooledWinners, scoreFamilies, splitActuals, type Scored, type SelectionOptions, type Winner } from './selection.js';
+import { isSeasonal, MAX_SEASON as THETA_MAX_SEASON } from './models/theta.js';
+import { bestNaive, chooseWinner, LEVEL_NAMES, pooledWinners, SEASONAL_NAIVE_NAMES, scoreFamilies, splitActuals, type Scored, type SelectionOptions, type Winner } from './selection.js';
 import { futureRows, invalid, timeIndex, type Analysis } from './series.js';
 import type { ColumnSpec, OutputSelection, TrainedModelV2, TrainingInput, TrainingParams, TrainingResult } from './types.js';
 import { countDecimals, parseNumber } from './values.js';
@@ -214,7 +216,7 @@ export function prepareSeries(input: TrainingInput, analysis: Analysis, seed: nu
   const selection = plan.selection ?? {};
   const outputs = analysis.columns
     .filter((c) => c.role === 'output')
-    .map((col) => ({ col, families: [...withoutUnfitLevels(plan.choose(col.kind, info, n), col, analysis, info, selection), ...poolingFamilies(col, selection)] }));
+    .map((col) => ({ col, families: [...withoutUnfitFamilies(plan.choose(col.kind, info, n), col, analysis, info, selection), ...poolingFamilies(col, selection)] }));
   // Weighted by each family's own cost estimate, over the families that apply, so Advance moves evenly.
   const windows = backtest.splits.length;
   const cost = outputs.reduce(
@@ -234,11 +236,27 @@ function poolingFamilies(col: ColumnSpec, selection: SelectionOptions): ModelFam
   return selection.pooled && col.kind === 'numeric' ? [...POOLING_FAMILIES] : [];
 }
 
-/** An output's families less the level families where the plan asks for a level-stationary series and this one is not. */
-function withoutUnfitLevels(families: ModelFamily[], col: ColumnSpec, analysis: Analysis, info: SeriesInfo, selection: SelectionOptions): ModelFamily[] {
-  if (!selection.levelsOnlyWhenStationary || col.kind !== 'numeric' || !info.timeOrdered) return families;
+/**
+ * Whether a series' first differences show its season by the M4 test (theta.ts isSeasonal); true where the test
+ * cannot tell: a season beyond its 60 steps (sub-daily data) or fewer than two seasons of differences.
+ */
+function seasonShown(values: number[], season: number): boolean {
+  if (season < 2) return false;
+  const differences = diff(values, 1);
+  return season > THETA_MAX_SEASON || differences.length < 2 * season || isSeasonal(differences, season);
+}
+
+/**
+ * An output's families less those the plan asks a sign of in the series that this one does not give: the level
+ * families where it asks for a level-stationary series, the seasonal naives where it asks for a season.
+ */
+function withoutUnfitFamilies(families: ModelFamily[], col: ColumnSpec, analysis: Analysis, info: SeriesInfo, selection: SelectionOptions): ModelFamily[] {
+  if (!(selection.levelsOnlyWhenStationary || selection.seasonalNaivesOnlyWhenSeasonal) || col.kind !== 'numeric' || !info.timeOrdered) return families;
   const values = analysis.known.map((i) => parseNumber((analysis.readers[i] as CellReader)(col.name)) as number);
-  return levelStationary(values) ? families : families.filter((f) => !LEVEL_NAMES.has(f.name));
+  const unfit = new Set<string>();
+  if (selection.levelsOnlyWhenStationary && !levelStationary(values)) LEVEL_NAMES.forEach((name) => unfit.add(name));
+  if (selection.seasonalNaivesOnlyWhenSeasonal && !seasonShown(values, info.season)) SEASONAL_NAIVE_NAMES.forEach((name) => unfit.add(name));
+  return unfit.size === 0 ? families : families.filter((f) => !unfit.has(f.name));
 }
 
 /** The target values of an output on the known rows (numbers, or trimmed labels). */

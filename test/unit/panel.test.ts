@@ -151,6 +151,32 @@ describe('one structure across the series (issue 33)', () => {
     expect(seriesPlan(1_000, 120_000).selection).toMatchObject({ naiveUnlessConsistent: true });
   });
 
+  it("has a panel's series try the seasonal naives only where their differences show the season, and a single series always", () => {
+    // Side by side, 8 years of months: a price that walks (no year in it) and a series with a yearly swing.
+    const random = mulberry32(11);
+    let price = 100;
+    const rows = Array.from({ length: 96 }, (_, t) => {
+      price += 4 * (random() - 0.5);
+      const swing = 50 + 10 * Math.sin((2 * Math.PI * t) / 12) + 0.2 * t + 2 * (random() - 0.5);
+      return [String(2010 + Math.floor(t / 12)), String((t % 12) + 1), ...(t < 90 ? [price.toFixed(2), swing.toFixed(2)] : ['', ''])];
+    });
+    const wide: TrainingInput = {
+      header: ['year', 'month', 'price', 'swing'],
+      columns: [part('year'), part('month'), num('price', 'output'), num('swing', 'output')],
+      rows,
+      params: { seed: 7 },
+    };
+    const candidates = (r: TrainingResult, column: string) => r.selection?.outputs.find((o) => o.column === column)?.candidates.map((c) => c.name) ?? [];
+    const seasonalNaives = ['seasonal_naive', 'seasonal_drift'];
+    const both = trainModel(wide);
+    expect(candidates(both, 'swing')).toEqual(expect.arrayContaining(seasonalNaives));
+    expect(candidates(both, 'price')).toEqual(expect.arrayContaining(['naive', 'drift']));
+    for (const name of seasonalNaives) expect(candidates(both, 'price')).not.toContain(name);
+    // The same walk uploaded alone is one series, whose own choice keeps every candidate.
+    const alone = trainModel({ ...wide, header: ['year', 'month', 'price'], columns: wide.columns.slice(0, 3), rows: rows.map((r) => r.slice(0, 3)) });
+    expect(candidates(alone, 'price')).toEqual(expect.arrayContaining(seasonalNaives));
+  });
+
   it('tries the costly families on a small panel, and the autoregressions on a series without a cycle in any panel', () => {
     const names = (plan: ReturnType<typeof seriesPlan>, periods: number[]) =>
       plan.choose('numeric', { timeOrdered: true, frequency: periods.length ? 'monthly' : 'annual', season: periods[0] ?? 1, periods, horizon: 6 }, 50).map((f) => f.name);

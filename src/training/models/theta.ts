@@ -16,7 +16,7 @@ import { fitEts, gridOf, type EtsState } from './ets.js';
 import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows } from './model.js';
 import { lineThrough } from './closed-forms.js';
 
-const MAX_SEASON = 60;
+export const MAX_SEASON = 60;
 /** Rows a Theta fit needs: its SES and line (the drift) on five, as ETS's simplest form (ets.ts MIN_ROWS). */
 const MIN_ROWS = 5;
 
