@@ -176,12 +176,15 @@ async function runRPeers(panels: Panel[]): Promise<RPeers> {
   );
   const cacheFile = join(OUT, 'panels-r-peers.json');
   type Entry = { limit: number; models: RPeers[string] };
+  // Read whatever the run: a run that fits anew (not `cached`) writes its fits into the file alongside the other
+  // sets' entries, where it used to leave only its own and a later cached run of the validation or held-out set
+  // fitted R all over again.
   let cache: Record<string, Entry> = {};
-  if (PEERS === 'cached' && existsSync(cacheFile)) {
+  if (existsSync(cacheFile)) {
     const stored = JSON.parse(readFileSync(cacheFile, 'utf8')) as { entries?: Record<string, Entry> };
     cache = stored.entries ?? {};
   }
-  const reusable = (e: Entry | undefined) => e !== undefined && (e.limit >= LIMIT || Object.values(e.models).every((m) => !m?.error?.startsWith('timed out')));
+  const reusable = (e: Entry | undefined) => PEERS === 'cached' && e !== undefined && (e.limit >= LIMIT || Object.values(e.models).every((m) => !m?.error?.startsWith('timed out')));
   const todo = wanted.filter((w) => !reusable(cache[w.hash]));
   if (todo.length > 0) {
     const file = join(OUT, 'panels-r-series.tsv');
