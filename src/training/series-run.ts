@@ -241,7 +241,6 @@ function poolingFamilies(col: ColumnSpec, selection: SelectionOptions): ModelFam
  * cannot tell: a season beyond its 60 steps (sub-daily data) or fewer than two seasons of differences.
  */
 function seasonShown(values: number[], season: number): boolean {
-  if (season < 2) return false;
   const differences = diff(values, 1);
   return season > THETA_MAX_SEASON || differences.length < 2 * season || isSeasonal(differences, season);
 }
