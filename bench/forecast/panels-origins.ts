@@ -1,0 +1,114 @@
+/**
+ * The several-origins bar for a change to the engine (docs/benchmarks.md, panels: "Several origins"): every panel
+ * of the three sets (the 13, the validation and the held-out ones) forecast from the last origin and from 1, 2 and 3
+ * horizons earlier (panels.ts BENCH_PANELS_ORIGIN), ours and the naives only (BENCH_FORECAST_PEERS=0: R's fits are
+ * not needed to compare two engines), then one checkout's figures against another's.
+ *
+ *   npx tsx bench/forecast/panels-origins.ts run                 the 12 runs into this checkout's bench/.out
+ *   npx tsx bench/forecast/panels-origins.ts compare BASE [EXP]  BASE's bench/.out against EXP's (default: this one)
+ *
+ * BASE and EXP are checkouts (a git worktree per engine: `git worktree add ../base <rev>`); ours is deterministic,
+ * so the two may run at the same time. The bar: more changed panel-origins better than worse, and a geometric mean
+ * of ours-after over ours-before on the changed ones at or below 1.0 (with the standing single-series tables within
+ * 1%, which `npm run bench forecast corpus subdaily` checks).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { OUT } from './panels-ours.js';
+
+const ORIGINS = [0, 1, 2, 3];
+const SETS = [
+  { name: 'main', env: {}, file: 'panels' },
+  { name: 'validation', env: { BENCH_PANELS_EXTRA: '1' }, file: 'panels-extra' },
+  { name: 'held-out', env: { BENCH_PANELS_FRESH: '1' }, file: 'panels-fresh' },
+] as const;
+
+/** One panels run's JSON as panels.ts writes it: ours per series of each panel. */
+interface PanelsFile {
+  results: { id: string; series: { key: string; ours: number | null }[] }[];
+}
+
+const fileOf = (set: (typeof SETS)[number], origin: number) => `${set.file}${origin > 0 ? `-origin${origin}` : ''}.json`;
+
+function run(): void {
+  for (const origin of ORIGINS) {
+    for (const set of SETS) {
+      const started = Date.now();
+      const log = join(OUT, `${fileOf(set, origin).replace(/\.json$/, '')}.log`);
+      const child = spawnSync('npx', ['tsx', 'bench/run.ts', 'panels'], {
+        cwd: join(OUT, '..', '..'),
+        env: { ...process.env, ...set.env, BENCH_PANELS_ORIGIN: String(origin), BENCH_FORECAST_PEERS: '0' },
+        encoding: 'utf8',
+        maxBuffer: 256 * 1024 * 1024,
+      });
+      writeFileSync(log, `${child.stdout}${child.stderr}`);
+      if (child.status !== 0) throw new Error(`${set.name} at origin ${origin} failed (exit ${child.status}); see ${log}`);
+      console.log(`${set.name}, origin ${origin}: ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    }
+  }
+}
+
+/** Ours per series (by key) of each panel (by id); null where a series has no forecast. */
+function panelScores(path: string): Map<string, Map<string, number | null>> {
+  const file = JSON.parse(readFileSync(path, 'utf8')) as PanelsFile;
+  return new Map(file.results.map((panel) => [panel.id, new Map(panel.series.map((s) => [s.key, s.ours]))]));
+}
+
+/**
+ * A panel's mean before and after over the series both forecast (US workers at earlier origins leaves some series
+ * too short to forecast in either); null where none is.
+ */
+function pairedMeans(before: Map<string, number | null>, after: Map<string, number | null>): [number, number] | null {
+  const pairs = [...before].flatMap(([key, x]) => {
+    const y = after.get(key);
+    return typeof x === 'number' && typeof y === 'number' ? [[x, y] as const] : [];
+  });
+  if (pairs.length === 0) return null;
+  return [pairs.reduce((s, [x]) => s + x, 0) / pairs.length, pairs.reduce((s, [, y]) => s + y, 0) / pairs.length];
+}
+
+function compare(baseDir: string, expDir: string): void {
+  const ratios: number[] = [];
+  let better = 0;
+  let worse = 0;
+  let compared = 0;
+  for (const origin of ORIGINS) {
+    for (const set of SETS) {
+      const before = join(baseDir, 'bench', '.out', fileOf(set, origin));
+      const after = join(expDir, 'bench', '.out', fileOf(set, origin));
+      const missing = [before, after].find((path) => !existsSync(path));
+      if (missing) {
+        console.error(`missing ${missing}: run this script's 'run' in that checkout first`);
+        process.exit(1);
+      }
+      const a = panelScores(before);
+      const b = panelScores(after);
+      for (const [id, series] of a) {
+        const means = pairedMeans(series, b.get(id) ?? new Map());
+        if (!means) continue;
+        const [x, y] = means;
+        compared++;
+        if (Math.abs(x - y) <= 1e-9 * Math.max(1, Math.abs(x))) continue;
+        ratios.push(y / x);
+        if (y < x) better++;
+        else worse++;
+        console.log(`origin ${origin}  ${set.name.padEnd(10)}  ${id.padEnd(32)}  ${x.toFixed(3)} -> ${y.toFixed(3)}`);
+      }
+    }
+  }
+  const geomean = ratios.length > 0 ? Math.exp(ratios.reduce((s, r) => s + Math.log(r), 0) / ratios.length) : 1;
+  const clears = ratios.length > 0 && better > worse && geomean <= 1;
+  console.log(
+    `\n${compared} panel-origins compared, ${ratios.length} changed: ${better} better, ${worse} worse, geometric mean of the changed ${geomean.toFixed(3)}` +
+      ` -> ${ratios.length === 0 ? 'no change' : clears ? 'clears the bar (check the single-series tables too)' : 'misses the bar'}`,
+  );
+}
+
+const [mode, ...dirs] = process.argv.slice(2);
+if (mode === 'run') run();
+else if (mode === 'compare' && dirs[0]) compare(resolve(dirs[0]), resolve(dirs[1] ?? '.'));
+else {
+  console.error('usage: panels-origins.ts run | compare BASE_CHECKOUT [EXP_CHECKOUT]');
+  process.exit(2);
+}
