@@ -32,13 +32,16 @@ interface PanelsFile {
 const fileOf = (set: (typeof SETS)[number], origin: number) => `${set.file}${origin > 0 ? `-origin${origin}` : ''}.json`;
 
 function run(): void {
+  // The sets, panels and files are this script's to choose: a caller's switches would rename or narrow the runs.
+  const switches = ['EXTRA', 'FRESH', 'ONLY', 'ORIGIN', 'OURS', 'SERVICE'].map((name) => `BENCH_PANELS_${name}`);
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !switches.includes(name)));
   for (const origin of ORIGINS) {
     for (const set of SETS) {
       const started = Date.now();
       const log = join(OUT, `${fileOf(set, origin).replace(/\.json$/, '')}.log`);
       const child = spawnSync('npx', ['tsx', 'bench/run.ts', 'panels'], {
         cwd: join(OUT, '..', '..'),
-        env: { ...process.env, ...set.env, BENCH_PANELS_ORIGIN: String(origin), BENCH_FORECAST_PEERS: '0' },
+        env: { ...inherited, ...set.env, BENCH_PANELS_ORIGIN: String(origin), BENCH_FORECAST_PEERS: '0' },
         encoding: 'utf8',
         maxBuffer: 256 * 1024 * 1024,
       });
