@@ -15,21 +15,17 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { runName, type StoredRun } from './panels.js';
 import { OUT } from './panels-ours.js';
 
 const ORIGINS = [0, 1, 2, 3];
 const SETS = [
-  { name: 'main', env: {}, file: 'panels' },
-  { name: 'validation', env: { BENCH_PANELS_EXTRA: '1' }, file: 'panels-extra' },
-  { name: 'held-out', env: { BENCH_PANELS_FRESH: '1' }, file: 'panels-fresh' },
+  { name: 'main', env: {} },
+  { name: 'validation', env: { BENCH_PANELS_EXTRA: '1' } },
+  { name: 'held-out', env: { BENCH_PANELS_FRESH: '1' } },
 ] as const;
 
-/** One panels run's JSON as panels.ts writes it: ours per series of each panel. */
-interface PanelsFile {
-  results: { id: string; series: { key: string; ours: number | null }[] }[];
-}
-
-const fileOf = (set: (typeof SETS)[number], origin: number) => `${set.file}${origin > 0 ? `-origin${origin}` : ''}.json`;
+const fileOf = (set: (typeof SETS)[number], origin: number) => `${runName({ extra: 'BENCH_PANELS_EXTRA' in set.env, fresh: 'BENCH_PANELS_FRESH' in set.env, origin })}.json`;
 
 function run(): void {
   // The sets, panels and files are this script's to choose: a caller's switches would rename or narrow the runs.
@@ -52,9 +48,9 @@ function run(): void {
   }
 }
 
-/** Ours per series (by key) of each panel (by id); null where a series has no forecast. */
-function panelScores(path: string): Map<string, Map<string, number | null>> {
-  const file = JSON.parse(readFileSync(path, 'utf8')) as PanelsFile;
+/** Ours per series (by key) of each panel (by id); not a number where a series has no forecast. */
+function panelScores(path: string): Map<string, Map<string, number | undefined>> {
+  const file = JSON.parse(readFileSync(path, 'utf8')) as StoredRun;
   return new Map(file.results.map((panel) => [panel.id, new Map(panel.series.map((s) => [s.key, s.ours]))]));
 }
 
@@ -62,7 +58,7 @@ function panelScores(path: string): Map<string, Map<string, number | null>> {
  * A panel's mean before and after over the series both forecast (US workers at earlier origins leaves some series
  * too short to forecast in either); null where none is.
  */
-function pairedMeans(before: Map<string, number | null>, after: Map<string, number | null>): [number, number] | null {
+function pairedMeans(before: Map<string, number | undefined>, after: Map<string, number | undefined>): [number, number] | null {
   const pairs = [...before].flatMap(([key, x]) => {
     const y = after.get(key);
     return typeof x === 'number' && typeof y === 'number' ? [[x, y] as const] : [];

@@ -86,7 +86,7 @@ function atOrigin(panel: Panel, k: number): Panel {
 }
 
 /** bench/.out/panels.json as written below. */
-interface StoredRun {
+export interface StoredRun {
   started: string;
   commit: string;
   service: boolean;
@@ -368,6 +368,12 @@ export const commitOf = () => {
   }
 };
 
+/** The base name of a run's files in bench/.out: panels[-fresh|-extra][-origin<k>][-service][-rescored]. */
+export function runName(run: { fresh?: boolean; extra?: boolean; origin?: number; service?: boolean; rescored?: boolean }): string {
+  const set = run.fresh ? '-fresh' : run.extra ? '-extra' : '';
+  return `panels${set}${(run.origin ?? 0) > 0 ? `-origin${run.origin}` : ''}${run.service ? '-service' : ''}${run.rescored ? '-rescored' : ''}`;
+}
+
 export async function benchPanels() {
   const panels = Object.entries(FRESH ? FRESH_PANELS : EXTRA ? EXTRA_PANELS : PANELS)
     .filter(([id]) => !ONLY || ONLY.test(id))
@@ -402,7 +408,7 @@ export async function benchPanels() {
   const rescored = STORED ? ` (ours from ${STORED}, rescored ${new Date().toISOString()} against the peers fitted since)` : '';
   const header = `Panels: ${started}, commit ${commit}${ORIGIN > 0 ? `, forecast from ${ORIGIN} horizon(s) before the last` : ''}, ours ${SERVICE ? 'through a service' : 'in-process'}, limit ${TIME_LIMIT_S} s per panel, load at the end ${STORED ? 'in each panel line' : uptime()}${rescored}.`;
   const markdown = [header, '', panelTable(results), '', summary(results), '', perSeriesTable(results)].join('\n');
-  const name = `panels${FRESH ? '-fresh' : EXTRA ? '-extra' : ''}${ORIGIN > 0 ? `-origin${ORIGIN}` : ''}${SERVICE ? '-service' : ''}${STORED ? '-rescored' : ''}`;
+  const name = runName({ fresh: FRESH, extra: EXTRA, origin: ORIGIN, service: SERVICE, rescored: STORED !== undefined });
   writeFileSync(join(OUT, `${name}.md`), `${markdown}\n`);
   writeFileSync(join(OUT, `${name}-${fileTag(commit)}.md`), `${markdown}\n`);
   writeFileSync(
