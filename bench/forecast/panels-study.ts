@@ -17,6 +17,17 @@
  * BENCH_PANELS_EXTRA=1 and BENCH_PANELS_FRESH=1), so it checks the families' fits apart from the choice among them.
  * BENCH_PANELS_EXTRA=1 collects the validation panels (panels-data.ts EXTRA_PANELS) too, marked as such;
  * BENCH_PANELS_FRESH=1 the fresh held-out panels (panels-data.ts FRESH_PANELS), marked the same way.
+ * BENCH_PANELS_ORIGIN=k (collect and report) studies every panel k horizons earlier, as the panel benchmark's runs
+ * at that origin (panels.ts atOrigin; a panel too short to step back is left out), in panels-study-origink.json.
+ *
+ *   npx tsx bench/forecast/panels-study.ts choice [RULE]    the several-origins bar of a selection rule, offline
+ * The engine's choice (each series' own, or one structure across a panel of MIN_POOLED_SERIES or more) is
+ * rebuilt from the stored candidates at every origin collected (0-3), and a RULE's choice is compared with it
+ * panel-origin by panel-origin as panels-origins.ts compare does in the engine; without a RULE, the rebuilt choice
+ * per panel at origin 0, to check against `npm run bench panels`. Rules: `without:FAMILY[,FAMILY]` (the families
+ * leave every panel), `without-consistency` (no naive-unless-consistent test), `median-of-3` (a series' own choice is the median of its 3 best), `partial:L:M` (in panels of
+ * M or more series each series ranks its structures by L x its own scaled backtest error + (1 - L) x the panel's
+ * mean). An estimate: a rule that clears it offline must still clear panels-origins.ts in the engine.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -25,7 +36,20 @@ import { CellReader } from '../../src/training/encoder.js';
 import { precomputedGlobalFamily, type GlobalForecastState } from '../../src/training/models/global-forecast.js';
 import { detectKeys, planPanel, runGlobalRounds, seriesPlan } from '../../src/training/panel.js';
 import type { GlobalResult } from '../../src/training/panel-part.js';
-import { backtestError, combineRow, type Scored } from '../../src/training/selection.js';
+import type { Backtest } from '../../src/training/backtest.js';
+import {
+  backtestError,
+  chooseWinner,
+  combineRow,
+  LEVEL_NAMES,
+  MAX_COMBINED,
+  MIN_POOLED_SERIES,
+  pooledStructure,
+  POOLED_ONLY,
+  splitsError,
+  type Scored,
+  type SelectionOptions,
+} from '../../src/training/selection.js';
 import { analyse } from '../../src/training/series.js';
 import { finishSeries, prepareSeries, scoreSeries, WorkMeter, type OutputRun, type PreparedSeries } from '../../src/training/series-run.js';
 import { parseNumber } from '../../src/training/values.js';
@@ -33,6 +57,7 @@ import { withDateCache } from '../../src/training/dates.js';
 import { trainingInputOf } from './panels-child.js';
 import { EXTRA_PANELS, FRESH_PANELS, PANELS, uploadOf, type Panel } from './panels-data.js';
 import { OUT } from './panels-ours.js';
+import { atOrigin, MIN_KNOWN_AT_ORIGIN } from './panels.js';
 
 export interface Candidate {
   name: string;
@@ -59,11 +84,16 @@ export interface StudySeries {
   btActual: number[][];
   /** Backtest steps (1-based) of each split's test rows. */
   btSteps: number[][];
+  /** The series' learnable periods (SeriesInfo.periods), as its own choice reads them. */
+  periods: number[];
   candidates: Candidate[];
   engine: number[];
 }
 
-const FILE = join(OUT, 'panels-study.json');
+/** BENCH_PANELS_ORIGIN=k studies the panels k horizons earlier (panels.ts atOrigin), in a file of their own. */
+const ORIGIN = Number(process.env.BENCH_PANELS_ORIGIN ?? '0');
+if (!Number.isInteger(ORIGIN) || ORIGIN < 0) throw new Error('BENCH_PANELS_ORIGIN must be a whole number of horizons, 0 or more');
+const FILE = join(OUT, ORIGIN > 0 ? `panels-study-origin${ORIGIN}.json` : 'panels-study.json');
 
 function scaleOf(known: number[], lag: number): number {
   let sum = 0;
@@ -120,6 +150,7 @@ function seriesOf(p: Panel, extra: boolean, k: number, prep: PreparedSeries, run
     truth,
     btActual: prep.backtest.splits.map((sp) => sp.test.map((i) => y[i]!)),
     btSteps: prep.backtest.splits.map((sp) => sp.steps),
+    periods: prep.placement.info.periods,
     candidates: run.scored.map((c) => ({
       name: c.family.name,
       error: c.error,
@@ -271,6 +302,134 @@ function parity(all: StudySeries[]) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------------------
+// The choice rebuilt offline (mode `choice`)
+
+/** A selection rule tried offline: candidates it leaves out, or a series' whole choice (null: the engine's). */
+interface ChoiceRule {
+  keep?: (name: string) => boolean;
+  options?: SelectionOptions;
+  choose?: (s: StudySeries, panel: StudySeries[]) => Structure | null;
+}
+
+interface Structure {
+  names: string[];
+  weights: number[];
+  combine?: 'median';
+}
+
+/** A stand-in backtest over a series' stored windows: splitActuals reads its test rows from the flattened actuals. */
+function backtestOf(s: StudySeries): Backtest {
+  let row = 0;
+  const splits = s.btActual.map((actual, k) => ({ fit: [], test: actual.map(() => row++), steps: s.btSteps[k]! }));
+  return { scheme: 'rolling-origin', splits, horizon: Math.max(...s.btActual.map((a) => a.length)) };
+}
+
+const usable = (s: StudySeries, name: string) => s.candidates.some((c) => c.name === name && c.bt && c.error !== null && Number.isFinite(c.error) && c.final);
+const membersOf = (s: StudySeries, st: Structure) => st.names.map((name) => s.candidates.find((c) => c.name === name)!);
+const finalOf = (s: StudySeries, st: Structure) => {
+  const members = membersOf(s, st);
+  return s.truth.map((_, j) => combineRow(members.map((m) => m.final![j]!), st.weights, st.combine));
+};
+const scaledError = (s: StudySeries, st: Structure) => {
+  const members = membersOf(s, st);
+  const predictions = s.btActual.map((actual, k) => actual.map((_, j) => combineRow(members.map((m) => m.bt![k]![j]!), st.weights, st.combine)));
+  return splitsError(s.btActual, predictions) / s.naiveScale;
+};
+
+/** Each series' MASE under the engine's choice (selection.ts chooseWinner and pooledStructure), less the candidates a rule leaves out. */
+function engineChoice(series: StudySeries[], rule: ChoiceRule = {}): number[] {
+  const options = { ...seriesPlan(series.length, 0).selection, ...rule.options };
+  const kept = (s: StudySeries) => s.candidates.filter((c) => usable(s, c.name) && (!rule.keep || rule.keep(c.name)));
+  const own = (s: StudySeries) => {
+    const scored = kept(s).map((c) => ({ family: { name: c.name }, predictions: c.bt, error: c.error, description: c.name })) as unknown as Scored[];
+    const winner = chooseWinner(scored, backtestOf(s), { time: [], features: [], target: s.btActual.flat() }, 'numeric', options, s.periods);
+    return { names: winner.members.map((m) => m.family.name), weights: winner.members.map((m) => m.weight), combine: winner.combine };
+  };
+  const outputs = series.map((s) => ({ scored: kept(s).map((c) => ({ family: { name: c.name }, predictions: c.bt, error: c.error })), actual: s.btActual, scale: s.naiveScale }));
+  const structure = pooledStructure(outputs, options);
+  return series.map((s) => {
+    const chosen = rule.choose?.(s, series) ?? (structure ? { names: structure.members, weights: structure.weights, combine: structure.combine } : own(s));
+    return maseOf(s, finalOf(s, chosen));
+  });
+}
+
+/** A series' structures ranked by score (the best alone, the best 2 and 3 by inverse score, the median of 3), as chooseWinner builds them. */
+function structuresBy(names: string[], score: (st: Structure) => number): Structure[] {
+  const singles = names.map((name) => ({ name, e: score({ names: [name], weights: [1] }) })).sort((a, b) => a.e - b.e);
+  const combinable = singles.filter((x) => !LEVEL_NAMES.has(x.name));
+  const out: Structure[] = [{ names: [singles[0]!.name], weights: [1] }];
+  for (let m = 2; m <= Math.min(MAX_COMBINED, combinable.length); m++) {
+    const inverse = combinable.slice(0, m).map((x) => 1 / Math.max(x.e, 1e-12));
+    const total = inverse.reduce((a, b) => a + b, 0);
+    out.push({ names: combinable.slice(0, m).map((x) => x.name), weights: inverse.map((w) => w / total) });
+  }
+  if (combinable.length >= MAX_COMBINED) out.push({ names: combinable.slice(0, MAX_COMBINED).map((x) => x.name), weights: [1, 1, 1].map((w) => w / 3), combine: 'median' });
+  return out;
+}
+
+function ruleOf(text: string): ChoiceRule {
+  const [kind, a, b] = text.split(':');
+  if (kind === 'without' && a) {
+    const out = new Set(a.split(','));
+    return { keep: (name) => !out.has(name) };
+  }
+  if (kind === 'without-consistency') return { options: { naiveUnlessConsistent: false } };
+  if (kind === 'median-of-3')
+    return {
+      choose: (s, panel) => {
+        if (panel.length >= MIN_POOLED_SERIES) return null;
+        const best = s.candidates
+          .filter((c) => usable(s, c.name) && !POOLED_ONLY.has(c.name) && !LEVEL_NAMES.has(c.name))
+          .sort((x, y) => x.error! - y.error!)
+          .slice(0, MAX_COMBINED);
+        return best.length < MAX_COMBINED ? null : { names: best.map((c) => c.name), weights: best.map(() => 1 / MAX_COMBINED), combine: 'median' };
+      },
+    };
+  if (kind === 'partial' && a && b) {
+    const own = Number(a);
+    const from = Number(b);
+    return {
+      choose: (s, panel) => {
+        if (panel.length < from) return null;
+        const names = s.candidates.map((c) => c.name).filter((name) => panel.every((x) => usable(x, name)) && (panel.length >= MIN_POOLED_SERIES || !POOLED_ONLY.has(name)));
+        if (names.length === 0) return null;
+        const score = (st: Structure) => own * scaledError(s, st) + (1 - own) * mean(panel.map((x) => scaledError(x, st)));
+        return structuresBy(names, score).reduce((best, st) => (score(st) < score(best) - 1e-12 ? st : best));
+      },
+    };
+  }
+  throw new Error(`unknown rule ${text}: without:FAMILY[,FAMILY], without-consistency, median-of-3 or partial:L:M`);
+}
+
+function choiceStudy(ruleText?: string) {
+  const origins = [0, 1, 2, 3]
+    .map((k) => ({ k, file: join(OUT, k > 0 ? `panels-study-origin${k}.json` : 'panels-study.json') }))
+    .filter(({ file }) => existsSync(file))
+    .map(({ k, file }) => ({ k, all: JSON.parse(readFileSync(file, 'utf8')) as StudySeries[] }));
+  const panelsOf = (all: StudySeries[]) => [...new Set(all.map((s) => s.panel))].map((id) => all.filter((s) => s.panel === id && s.scale > 0));
+  if (!ruleText) {
+    for (const series of panelsOf(origins[0]!.all)) console.log(`${series[0]!.panel}: ${mean(engineChoice(series)).toFixed(3)}`);
+    return;
+  }
+  const rule = ruleOf(ruleText);
+  const logs: number[] = [];
+  let better = 0;
+  for (const { k, all } of origins) {
+    for (const series of panelsOf(all)) {
+      const before = mean(engineChoice(series));
+      const after = mean(engineChoice(series, rule));
+      if (Math.abs(after - before) <= 1e-9 * before) continue;
+      logs.push(Math.log(after / before));
+      if (after < before) better++;
+      console.log(`  origin ${k} ${series[0]!.panel}: ${before.toFixed(3)} -> ${after.toFixed(3)}`);
+    }
+  }
+  const geometric = logs.length ? Math.exp(mean(logs)) : 1;
+  const clears = better > logs.length - better && geometric <= 1;
+  console.log(`${ruleText} over ${origins.length} origins: ${logs.length} panel-origins changed, ${better} better, ${logs.length - better} worse, geometric mean of the changed ${geometric.toFixed(3)}: ${clears ? 'clears' : 'misses'} the bar offline`);
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const [mode, only] = process.argv.slice(2);
   mkdirSync(OUT, { recursive: true });
@@ -286,13 +445,17 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     for (const [set, extra] of sets) {
       for (const [id, make] of Object.entries(set)) {
         if (re && !re.test(id)) continue;
+        const panel = atOrigin(make(), ORIGIN);
+        if (panel.series.some((s) => s.values.length < panel.h + MIN_KNOWN_AT_ORIGIN)) continue;
         const started = performance.now();
-        const got = collectPanel(make(), extra);
+        const got = collectPanel(panel, extra);
         kept = [...kept.filter((s) => s.panel !== id), ...got];
         console.log(`${id}: ${got.length} series in ${((performance.now() - started) / 1000).toFixed(1)} s`);
         writeFileSync(FILE, JSON.stringify(kept));
       }
     }
+  } else if (mode === 'choice') {
+    choiceStudy(only);
   } else if (mode === 'parity') {
     parity(JSON.parse(readFileSync(FILE, 'utf8')) as StudySeries[]);
   } else {

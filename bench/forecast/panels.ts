@@ -76,10 +76,10 @@ const ORIGIN = Number(process.env.BENCH_PANELS_ORIGIN ?? '0');
 if (!Number.isInteger(ORIGIN) || ORIGIN < 0) throw new Error('BENCH_PANELS_ORIGIN must be a whole number of horizons, 0 or more');
 
 /** Known values a series keeps at an earlier origin, or its panel is left out of that run. */
-const MIN_KNOWN_AT_ORIGIN = 3;
+export const MIN_KNOWN_AT_ORIGIN = 3;
 
 /** The panel as it was k horizons earlier: each series without its last k x h dates and values. */
-function atOrigin(panel: Panel, k: number): Panel {
+export function atOrigin(panel: Panel, k: number): Panel {
   if (k === 0) return panel;
   const cut = k * panel.h;
   return { ...panel, series: panel.series.map((s) => ({ ...s, dates: s.dates.slice(0, -cut), values: s.values.slice(0, -cut) })) };
