@@ -25,7 +25,7 @@
  * rebuilt from the stored candidates at every origin collected (0-3), and a RULE's choice is compared with it
  * panel-origin by panel-origin as panels-origins.ts compare does in the engine; without a RULE, the rebuilt choice
  * per panel at origin 0, to check against `npm run bench panels`. Rules: `without:FAMILY[,FAMILY]` (the families
- * leave every panel), `without-consistency` (no naive-unless-consistent test), `median-of-3` (a series' own choice is the median of its 3 best), `partial:L:M` (in panels of
+ * leave every panel), `median-of-3` (a series' own choice is the median of its 3 best), `partial:L:M` (in panels of
  * M or more series each series ranks its structures by L x its own scaled backtest error + (1 - L) x the panel's
  * mean). An estimate: a rule that clears it offline must still clear panels-origins.ts in the engine.
  */
@@ -48,7 +48,6 @@ import {
   POOLED_ONLY,
   splitsError,
   type Scored,
-  type SelectionOptions,
 } from '../../src/training/selection.js';
 import { analyse } from '../../src/training/series.js';
 import { finishSeries, prepareSeries, scoreSeries, WorkMeter, type OutputRun, type PreparedSeries } from '../../src/training/series-run.js';
@@ -84,8 +83,6 @@ export interface StudySeries {
   btActual: number[][];
   /** Backtest steps (1-based) of each split's test rows. */
   btSteps: number[][];
-  /** The series' learnable periods (SeriesInfo.periods), as its own choice reads them. */
-  periods: number[];
   candidates: Candidate[];
   engine: number[];
 }
@@ -150,7 +147,6 @@ function seriesOf(p: Panel, extra: boolean, k: number, prep: PreparedSeries, run
     truth,
     btActual: prep.backtest.splits.map((sp) => sp.test.map((i) => y[i]!)),
     btSteps: prep.backtest.splits.map((sp) => sp.steps),
-    periods: prep.placement.info.periods,
     candidates: run.scored.map((c) => ({
       name: c.family.name,
       error: c.error,
@@ -308,7 +304,6 @@ function parity(all: StudySeries[]) {
 /** A selection rule tried offline: candidates it leaves out, or a series' whole choice (null: the engine's). */
 interface ChoiceRule {
   keep?: (name: string) => boolean;
-  options?: SelectionOptions;
   choose?: (s: StudySeries, panel: StudySeries[]) => Structure | null;
 }
 
@@ -339,11 +334,11 @@ const scaledError = (s: StudySeries, st: Structure) => {
 
 /** Each series' MASE under the engine's choice (selection.ts chooseWinner and pooledStructure), less the candidates a rule leaves out. */
 function engineChoice(series: StudySeries[], rule: ChoiceRule = {}): number[] {
-  const options = { ...seriesPlan(series.length, 0).selection, ...rule.options };
+  const options = seriesPlan(series.length, 0).selection;
   const kept = (s: StudySeries) => s.candidates.filter((c) => usable(s, c.name) && (!rule.keep || rule.keep(c.name)));
   const own = (s: StudySeries) => {
     const scored = kept(s).map((c) => ({ family: { name: c.name }, predictions: c.bt, error: c.error, description: c.name })) as unknown as Scored[];
-    const winner = chooseWinner(scored, backtestOf(s), { time: [], features: [], target: s.btActual.flat() }, 'numeric', options, s.periods);
+    const winner = chooseWinner(scored, backtestOf(s), { time: [], features: [], target: s.btActual.flat() }, 'numeric', options);
     return { names: winner.members.map((m) => m.family.name), weights: winner.members.map((m) => m.weight), combine: winner.combine };
   };
   const outputs = series.map((s) => ({ scored: kept(s).map((c) => ({ family: { name: c.name }, predictions: c.bt, error: c.error })), actual: s.btActual, scale: s.naiveScale }));
@@ -374,7 +369,6 @@ function ruleOf(text: string): ChoiceRule {
     const out = new Set(a.split(','));
     return { keep: (name) => !out.has(name) };
   }
-  if (kind === 'without-consistency') return { options: { naiveUnlessConsistent: false } };
   if (kind === 'median-of-3')
     return {
       choose: (s, panel) => {
@@ -399,7 +393,7 @@ function ruleOf(text: string): ChoiceRule {
       },
     };
   }
-  throw new Error(`unknown rule ${text}: without:FAMILY[,FAMILY], without-consistency, median-of-3 or partial:L:M`);
+  throw new Error(`unknown rule ${text}: without:FAMILY[,FAMILY], median-of-3 or partial:L:M`);
 }
 
 function choiceStudy(ruleText?: string) {

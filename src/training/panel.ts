@@ -170,10 +170,9 @@ export function seriesPlan(series: number, totalRows: number): SeriesPlan {
   const cheap = (f: ModelFamily, info: SeriesInfo) => CHEAP.has(f.name) || (info.periods.length === 0 && AUTOREGRESSIONS.has(f.name));
   const choose: FamilyChoice = (kind, info) => familiesFor(kind).filter((f) => !NEVER_IN_PANELS.has(f.name) && (kind === 'categorical' || costly || cheap(f, info)));
   // A series of a panel combines no level family with others, tries them only on a level-stationary series and
-  // the seasonal naives only where its differences show the season; the value columns of a wide upload choose
-  // together, and a series whose windows span less than its longest cycle leaves its best naive only for a
-  // candidate that beats it in every window (selection.ts SelectionOptions).
-  const selection = { levelsInCombinations: false, levelsOnlyWhenStationary: true, seasonalNaivesOnlyWhenSeasonal: true, pooled: true, naiveUnlessConsistent: true };
+  // the seasonal naives only where its differences show the season, and the value columns of a wide upload choose
+  // together (selection.ts SelectionOptions).
+  const selection = { levelsInCombinations: false, levelsOnlyWhenStationary: true, seasonalNaivesOnlyWhenSeasonal: true, pooled: true };
   return { choose, windows: (WINDOW_STEPS.find((w) => totalRows <= w.upToRows) as { windows: number }).windows, selection };
 }
 

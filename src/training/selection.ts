@@ -13,8 +13,6 @@
  * gives it to each series with its own fits; the value columns of a wide upload (pooledWinners) and the series
  * of a long panel (panel-part.ts choosePanel, between scoring every series and refitting any) both use them.
  * Some families compete only in that choice (POOLED_ONLY: auto.arima's differencing, whose d is each series' own).
- * Where a panel's series' windows span less than its longest cycle, only candidates that beat the best naive in
- * every window compete (SelectionOptions.naiveUnlessConsistent).
  */
 import type { Backtest } from './backtest.js';
 import type { FitContext, FitRows, ModelFamily, PredictRows, SeriesInfo } from './models/model.js';
@@ -194,22 +192,6 @@ export interface SelectionOptions {
    * population's 38 2.607 -> 2.763 the two worse) and the 6 long validation panels' 1.112 -> 1.007, none worse.
    */
   pooled?: boolean;
-  /**
-   * Whether, where the backtest windows together span less than one cycle of the series' longest learnable period
-   * (daily data with a yearly cycle: 3 windows of 28 days), only the candidates that beat the best naive baseline
-   * in every window compete against it (default false: all). Such windows sample one stretch of the cycle, and a
-   * dozen families ranked by their mean error there are ranked by that stretch; beating the baseline in every
-   * window is a sign test (a candidate no better than it does so in 1 of 8 cases on 3 windows) where a lower mean
-   * is not. The best naive (NAIVE_NAMES less the level constants) stays a candidate, and the usual choice
-   * (combinations included) runs among what is left. Applied by series-run.ts chooseWinners, which knows the
-   * series' periods; a series of a panel asks for it (panel.ts seriesPlan). Daily maximum temperature of two
-   * cities 1.118 -> 0.747 mean MASE (New York takes the naive, Seattle the linear model), below its seasonal
-   * naive's 0.976; daily minimum temperature (a validation panel) 1.481 -> 1.357; no other panel of the 13 or the
-   * validation set moves (docs/benchmarks.md, panels). The same test on every series whatever its windows' span
-   * (13 panels 1.345 -> 1.378: infant mortality 0.188 -> 0.402, Crimean war 1.311 -> 1.738), or a majority of the
-   * windows rather than all (weather unchanged at 1.118), measured worse offline (bench/forecast/panels-study.ts).
-   */
-  naiveUnlessConsistent?: boolean;
 }
 
 /**
@@ -223,51 +205,13 @@ export interface SelectionOptions {
  */
 export const POOLED_ONLY = new Set(POOLING_FAMILIES.map((family) => family.name));
 
-/** The naive baselines a candidate must beat in every window (SelectionOptions.naiveUnlessConsistent): the naive family less its level constants. */
-const BASELINE_NAMES = new Set([...NAIVE_NAMES].filter((name) => !LEVEL_NAMES.has(name) && name !== 'majority'));
-
-/** Whether rolling-origin windows together cover less than one cycle of the longest of `periods`. */
-export function windowsSpanLess(backtest: Backtest, periods: readonly number[]): boolean {
-  const longest = periods.reduce((m, p) => Math.max(m, p), 0);
-  return backtest.scheme === 'rolling-origin' && longest > 1 && backtest.splits.length * backtest.horizon < longest;
-}
-
-/** Each split's error of one candidate's predictions (splitsError window by window). */
-function windowErrors(actual: number[][], predictions: number[][]): number[] {
-  return actual.map((values, s) => splitsError([values], [predictions[s] as number[]]));
-}
-
-/**
- * `ranked` (best first) less the candidates that do not beat its best naive baseline (BASELINE_NAMES) in every
- * backtest window; the baseline stays. Unchanged where no baseline scored.
- */
-export function consistentOverNaive(ranked: Scored[], backtest: Backtest, actual: number[]): Scored[] {
-  const baseline = ranked.find((s) => BASELINE_NAMES.has(s.family.name));
-  if (!baseline) return ranked;
-  const windows = splitActuals(backtest, actual);
-  const bar = windowErrors(windows, baseline.predictions as number[][]);
-  return ranked.filter((s) => s === baseline || windowErrors(windows, s.predictions as number[][]).every((e, k) => e < (bar[k] as number)));
-}
-
-/**
- * The winner among the scored candidates (see the file's header). `periods`: the series' learnable periods, read
- * only where the options ask for consistency over the naive baseline (SelectionOptions.naiveUnlessConsistent).
- */
-export function chooseWinner(
-  scored: Scored[],
-  backtest: Backtest,
-  data: FitRows,
-  kind: 'numeric' | 'categorical',
-  options: SelectionOptions = {},
-  periods: readonly number[] = [],
-): Winner {
-  const all = scored
+/** The winner among the scored candidates (see the file's header). */
+export function chooseWinner(scored: Scored[], backtest: Backtest, data: FitRows, kind: 'numeric' | 'categorical', options: SelectionOptions = {}): Winner {
+  const ranked = scored
     .map((s, order) => ({ s, order }))
     .filter(({ s }) => s.error !== null && Number.isFinite(s.error) && !POOLED_ONLY.has(s.family.name))
     .sort((a, b) => compareErrors(a.s.error as number, b.s.error as number) || fromOneRow(a.s) - fromOneRow(b.s) || a.order - b.order)
     .map(({ s }) => s);
-  const ranked =
-    options.naiveUnlessConsistent && kind === 'numeric' && windowsSpanLess(backtest, periods) ? consistentOverNaive(all, backtest, data.target as number[]) : all;
   const best = ranked[0];
   if (!best) throw new Error('no model could be fitted on this data');
   let winner: Winner = {

@@ -298,7 +298,7 @@ export function scoreCandidates(prep: PreparedSeries, meter: WorkMeter, extra: (
 
 /** Each output's winner among its scored candidates; the value columns of a wide upload choose together where the plan asks. */
 export function chooseWinners(prep: PreparedSeries, runs: ScoredRun[]): OutputRun[] {
-  const chosen = runs.map((run) => ({ ...run, winner: chooseWinner(run.scored, prep.backtest, run.data, run.kind, prep.selection, prep.placement.info.periods) }));
+  const chosen = runs.map((run) => ({ ...run, winner: chooseWinner(run.scored, prep.backtest, run.data, run.kind, prep.selection) }));
   return prep.selection.pooled && prep.placement.info.timeOrdered ? withPooledWinners(chosen, prep) : chosen;
 }
 

@@ -145,12 +145,6 @@ describe('one structure across the series (issue 33)', () => {
     expect(r.selection?.outputs[0]?.description).toMatch(/^per series over 3 series: /);
   });
 
-  it('has a series of a panel leave its best naive only for a candidate that beats it in every window, where the windows span less than a cycle', () => {
-    // The rule itself is tested in selection.test.ts; a single series (no plan) keeps the plain choice.
-    expect(seriesPlan(2, 2_900).selection).toMatchObject({ naiveUnlessConsistent: true });
-    expect(seriesPlan(1_000, 120_000).selection).toMatchObject({ naiveUnlessConsistent: true });
-  });
-
   it("has a panel's series try the seasonal naives only where their differences show the season, and a single series always", () => {
     // Side by side, 8 years of months: a price that walks (no year in it) and a series with a yearly swing.
     const random = mulberry32(11);

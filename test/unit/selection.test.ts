@@ -10,7 +10,6 @@ import { choosePanel, type SeriesScores } from '../../src/training/panel-part.js
 import { differencedFamily, kpssDifferences } from '../../src/training/models/differenced.js';
 import { differencedArFamily } from '../../src/training/models/differenced-ar.js';
 import { chooseWinner, pooledWinner, pooledWinners, splitActuals, splitsError, type Scored } from '../../src/training/selection.js';
-import { chooseWinners, type PreparedSeries } from '../../src/training/series-run.js';
 import type { TrainedModelV2 } from '../../src/training/types.js';
 import { rowsOf, seasonContext } from './family-support.js';
 
@@ -63,52 +62,6 @@ describe('model selection: combinations of the best candidates (issue 28)', () =
     const winner = chooseWinner([scored('a', [1, 0, 0, 0]), scored('b', [2, 2, 2, 2]), scored('c', [3, 3, 3, 3])], backtest, data, 'numeric');
     expect(winner.combine).toBeUndefined();
     expect(winner.members.map((m) => m.family.name)).toEqual(['a']);
-  });
-});
-
-describe("a panel's series on windows shorter than its longest cycle (issue 33)", () => {
-  // Three windows of 2 rows, actual 0 everywhere: each window's error is the candidate's mean absolute prediction
-  // there. `lumpy` has the lowest mean (0.83) but loses the last window to the naive; `steady` (0.9) beats the
-  // naive (1) in every window.
-  const windows: Backtest = {
-    scheme: 'rolling-origin',
-    splits: [
-      { fit: [0, 1, 2, 3], test: [4, 5], steps: [1, 2] },
-      { fit: [0, 1, 2, 3, 4, 5], test: [6, 7], steps: [1, 2] },
-      { fit: [0, 1, 2, 3, 4, 5, 6, 7], test: [8, 9], steps: [1, 2] },
-    ],
-    horizon: 2,
-  };
-  const zeros: FitRows = { time: Array.from({ length: 10 }, (_, i) => i), features: Array.from({ length: 10 }, () => []), target: Array.from({ length: 10 }, () => 0) };
-  const per = (name: string, byWindow: number[]): Scored => ({
-    family: { name } as ModelFamily,
-    predictions: byWindow.map((v) => [v, v]),
-    error: byWindow.reduce((a, b) => a + b, 0) / byWindow.length,
-    description: name,
-  });
-  const candidates = [per('naive', [1, 1, 1]), per('lumpy', [0, 0, 2.5]), per('steady', [0.9, 0.9, 0.9])];
-  const members = (winner: ReturnType<typeof chooseWinner>) => winner.members.map((m) => m.family.name);
-  const asked = { naiveUnlessConsistent: true };
-
-  it('lets only the candidates that beat the best naive in every window compete where the windows span less than a cycle', () => {
-    expect(members(chooseWinner(candidates, windows, zeros, 'numeric'))).toEqual(['lumpy']);
-    // The windows cover 6 steps, less than a period of 7: lumpy, which lost a window to the naive, is out.
-    expect(members(chooseWinner(candidates, windows, zeros, 'numeric', asked, [3, 7]))).toEqual(['steady']);
-    // None beats it in every window: the naive itself.
-    expect(members(chooseWinner(candidates.slice(0, 2), windows, zeros, 'numeric', asked, [3, 7]))).toEqual(['naive']);
-  });
-
-  it('leaves the choice alone where the windows span the longest period, the series has none, or the plan does not ask', () => {
-    expect(members(chooseWinner(candidates, windows, zeros, 'numeric', asked, [3, 6]))).toEqual(['lumpy']);
-    expect(members(chooseWinner(candidates, windows, zeros, 'numeric', asked, []))).toEqual(['lumpy']);
-    expect(members(chooseWinner(candidates, windows, zeros, 'numeric', {}, [3, 7]))).toEqual(['lumpy']);
-  });
-
-  it("is applied to a series' outputs with the series' own periods when its plan asks (series-run.ts chooseWinners)", () => {
-    const prep = (periods: number[]) => ({ backtest: windows, selection: asked, placement: { info: { timeOrdered: true, periods } } }) as unknown as PreparedSeries;
-    const run = { column: 'y', kind: 'numeric' as const, decimals: 0, data: zeros, scored: candidates };
-    expect(chooseWinners(prep([3, 7]), [run]).map((r) => members(r.winner))).toEqual([['steady']]);
-    expect(chooseWinners(prep([3]), [run]).map((r) => members(r.winner))).toEqual([['lumpy']]);
   });
 });
 
