@@ -359,7 +359,7 @@ function structuresBy(names: string[], score: (st: Structure) => number): Struct
     const total = inverse.reduce((a, b) => a + b, 0);
     out.push({ names: combinable.slice(0, m).map((x) => x.name), weights: inverse.map((w) => w / total) });
   }
-  if (combinable.length >= MAX_COMBINED) out.push({ names: combinable.slice(0, MAX_COMBINED).map((x) => x.name), weights: [1, 1, 1].map((w) => w / 3), combine: 'median' });
+  if (combinable.length >= MAX_COMBINED) out.push({ names: combinable.slice(0, MAX_COMBINED).map((x) => x.name), weights: Array<number>(MAX_COMBINED).fill(1 / MAX_COMBINED), combine: 'median' });
   return out;
 }
 
@@ -383,6 +383,7 @@ function ruleOf(text: string): ChoiceRule {
   if (kind === 'partial' && a && b) {
     const own = Number(a);
     const from = Number(b);
+    if (!(own >= 0 && own <= 1) || !Number.isInteger(from) || from < 2) throw new Error(`partial:L:M needs 0 <= L <= 1 and a whole M of 2 or more, not ${text}`);
     return {
       choose: (s, panel) => {
         if (panel.length < from) return null;
@@ -401,9 +402,10 @@ function choiceStudy(ruleText?: string) {
     .map((k) => ({ k, file: join(OUT, k > 0 ? `panels-study-origin${k}.json` : 'panels-study.json') }))
     .filter(({ file }) => existsSync(file))
     .map(({ k, file }) => ({ k, all: JSON.parse(readFileSync(file, 'utf8')) as StudySeries[] }));
+  if (origins[0]?.k !== 0) throw new Error(`no ${join(OUT, 'panels-study.json')}: run \`npx tsx bench/forecast/panels-study.ts collect\` first`);
   const panelsOf = (all: StudySeries[]) => [...new Set(all.map((s) => s.panel))].map((id) => all.filter((s) => s.panel === id && s.scale > 0));
   if (!ruleText) {
-    for (const series of panelsOf(origins[0]!.all)) console.log(`${series[0]!.panel}: ${mean(engineChoice(series)).toFixed(3)}`);
+    for (const series of panelsOf(origins[0].all)) console.log(`${series[0]!.panel}: ${mean(engineChoice(series)).toFixed(3)}`);
     return;
   }
   const rule = ruleOf(ruleText);
