@@ -25,7 +25,7 @@
  * rebuilt from the stored candidates at every origin collected (0-3), and a RULE's choice is compared with it
  * panel-origin by panel-origin as panels-origins.ts compare does in the engine; without a RULE, the rebuilt choice
  * per panel at origin 0, to check against `npm run bench panels`. Rules: `without:FAMILY[,FAMILY]` (the families
- * leave every panel), `median-of-3` (a series' own choice is the median of its 3 best), `partial:L:M` (in panels of
+ * leave every panel), `window-median` (candidates ranked by the median of their windows' errors), `median-of-3` (a series' own choice is the median of its 3 best), `partial:L:M` (in panels of
  * M or more series each series ranks its structures by L x its own scaled backtest error + (1 - L) x the panel's
  * mean). An estimate: a rule that clears it offline must still clear panels-origins.ts in the engine.
  */
@@ -49,6 +49,7 @@ import {
   splitsError,
   type Scored,
 } from '../../src/training/selection.js';
+import { medianOf } from '../../src/training/models/naive.js';
 import { analyse } from '../../src/training/series.js';
 import { finishSeries, prepareSeries, scoreSeries, WorkMeter, type OutputRun, type PreparedSeries } from '../../src/training/series-run.js';
 import { parseNumber } from '../../src/training/values.js';
@@ -304,6 +305,8 @@ function parity(all: StudySeries[]) {
 /** A selection rule tried offline: candidates it leaves out, or a series' whole choice (null: the engine's). */
 interface ChoiceRule {
   keep?: (name: string) => boolean;
+  /** A candidate's backtest error as the rule ranks it (default: the stored one, the mean over its windows' rows). */
+  errorOf?: (s: StudySeries, predictions: number[][]) => number;
   choose?: (s: StudySeries, panel: StudySeries[]) => Structure | null;
 }
 
@@ -335,7 +338,8 @@ const scaledError = (s: StudySeries, st: Structure) => {
 /** Each series' MASE under the engine's choice (selection.ts chooseWinner and pooledStructure), less the candidates a rule leaves out. */
 function engineChoice(series: StudySeries[], rule: ChoiceRule = {}): number[] {
   const options = seriesPlan(series.length, 0).selection;
-  const kept = (s: StudySeries) => s.candidates.filter((c) => usable(s, c.name) && (!rule.keep || rule.keep(c.name)));
+  const kept = (s: StudySeries) =>
+    s.candidates.filter((c) => usable(s, c.name) && (!rule.keep || rule.keep(c.name))).map((c) => (rule.errorOf ? { ...c, error: rule.errorOf(s, c.bt!) } : c));
   const own = (s: StudySeries) => {
     const scored = kept(s).map((c) => ({ family: { name: c.name }, predictions: c.bt, error: c.error, description: c.name })) as unknown as Scored[];
     const winner = chooseWinner(scored, backtestOf(s), { time: [], features: [], target: s.btActual.flat() }, 'numeric', options);
@@ -369,6 +373,7 @@ function ruleOf(text: string): ChoiceRule {
     const out = new Set(a.split(','));
     return { keep: (name) => !out.has(name) };
   }
+  if (kind === 'window-median') return { errorOf: (s, predictions) => medianOf(s.btActual.map((actual, k) => splitsError([actual], [predictions[k]!]))) };
   if (kind === 'median-of-3')
     return {
       choose: (s, panel) => {
@@ -394,7 +399,7 @@ function ruleOf(text: string): ChoiceRule {
       },
     };
   }
-  throw new Error(`unknown rule ${text}: without:FAMILY[,FAMILY], median-of-3 or partial:L:M`);
+  throw new Error(`unknown rule ${text}: without:FAMILY[,FAMILY], window-median, median-of-3 or partial:L:M`);
 }
 
 function choiceStudy(ruleText?: string) {
