@@ -173,7 +173,10 @@ export function seriesPlan(series: number, totalRows: number): SeriesPlan {
   // the seasonal naives only where its differences show the season, and the value columns of a wide upload choose
   // together (selection.ts SelectionOptions).
   const selection = { levelsInCombinations: false, levelsOnlyWhenStationary: true, seasonalNaivesOnlyWhenSeasonal: true, pooled: true };
-  return { choose, windows: (WINDOW_STEPS.find((w) => totalRows <= w.upToRows) as { windows: number }).windows, selection };
+  // Windows that span a whole cycle only in the smallest tier: a daily series of h 28 then costs about 5x the
+  // backtest, which the tiers above (many or long series) are cut to 2 and 1 windows to avoid.
+  const windows = (WINDOW_STEPS.find((w) => totalRows <= w.upToRows) as { windows: number }).windows;
+  return { choose, windows, cycleWindows: windows === (WINDOW_STEPS[0] as { windows: number }).windows, selection };
 }
 
 /** A series of the panel while planning: its key, its rows in the upload, and its preparation. */

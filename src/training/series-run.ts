@@ -178,6 +178,12 @@ export interface PreparedSeries {
 export interface SeriesPlan {
   choose: FamilyChoice;
   windows: number;
+  /**
+   * Whether a series gets more windows where `windows` would span less than one cycle of its longest learnable
+   * period, as many as span one (a daily series of two years or more, h 28: 14 windows rather than 3). Three
+   * windows of 28 days sample one stretch of the year, and a dozen families ranked there are ranked by that stretch.
+   */
+  cycleWindows?: boolean;
   /** Options of the winner's choice (selection.ts chooseWinner); none: one series' defaults. */
   selection?: SelectionOptions;
 }
@@ -211,7 +217,9 @@ export function prepareSeries(input: TrainingInput, analysis: Analysis, seed: nu
   const names = featureNames(space);
   const n = analysis.known.length;
   const minFit = Math.max(4, Math.min(2 * info.season + 2, Math.floor(n / 2)));
-  const backtest: Backtest = info.timeOrdered ? rollingOrigin(knownTimes, info.horizon, minFit, plan.windows) : kFold(n, seed);
+  const longest = info.periods.reduce((m, p) => Math.max(m, p), 0);
+  const windowCount = plan.cycleWindows && longest > 1 ? Math.max(plan.windows, Math.ceil(longest / info.horizon)) : plan.windows;
+  const backtest: Backtest = info.timeOrdered ? rollingOrigin(knownTimes, info.horizon, minFit, windowCount) : kFold(n, seed);
   if (backtest.splits.length === 0) throw invalid(`Too few known rows to test a model: ${n}`);
   const selection = plan.selection ?? {};
   const outputs = analysis.columns

@@ -171,6 +171,31 @@ describe('one structure across the series (issue 33)', () => {
     expect(candidates(alone, 'price')).toEqual(expect.arrayContaining(seasonalNaives));
   });
 
+  it("gives a panel's series windows that span its longest cycle, where 3 would span a stretch of it, and a single series 3", () => {
+    // Side by side, 124 weeks (a yearly cycle of 52.18 weeks twice over), the last 4 empty: 4-week windows need 14 to span the year.
+    const random = mulberry32(5);
+    const day = (t: number) => new Date(Date.UTC(2015, 0, 5 + 7 * t));
+    const rows = Array.from({ length: 124 }, (_, t) => {
+      const d = day(t);
+      const year = (k: number) => (100 * k + 20 * Math.sin((2 * Math.PI * t) / 52.18) + 5 * (random() - 0.5)).toFixed(2);
+      return [String(d.getUTCFullYear()), String(d.getUTCMonth() + 1), String(d.getUTCDate()), ...(t < 120 ? [year(1), year(2)] : ['', ''])];
+    });
+    const dayPart: ColumnSpec = { name: 'day', role: 'date', kind: 'numeric', datePart: 'day' };
+    const wide: TrainingInput = {
+      header: ['year', 'month', 'day', 'a', 'b'],
+      columns: [part('year'), part('month'), dayPart, num('a', 'output'), num('b', 'output')],
+      rows,
+      params: { seed: 7 },
+    };
+    const both = trainModel(wide);
+    expect(both.selection).toMatchObject({ frequency: 'weekly', horizon: 4, windows: 14 });
+    const alone = trainModel({ ...wide, header: wide.header.slice(0, 4), columns: wide.columns.slice(0, 4), rows: rows.map((r) => r.slice(0, 4)) });
+    expect(alone.selection).toMatchObject({ horizon: 4, windows: 3 });
+    expect(seriesPlan(2, 248).cycleWindows).toBe(true);
+    // A panel big enough to be cut to fewer windows keeps its tier.
+    expect(seriesPlan(1_000, 120_000)).toMatchObject({ windows: 1, cycleWindows: false });
+  });
+
   it('tries the costly families on a small panel, and the autoregressions on a series without a cycle in any panel', () => {
     const names = (plan: ReturnType<typeof seriesPlan>, periods: number[]) =>
       plan.choose('numeric', { timeOrdered: true, frequency: periods.length ? 'monthly' : 'annual', season: periods[0] ?? 1, periods, horizon: 6 }, 50).map((f) => f.name);
