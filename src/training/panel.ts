@@ -173,8 +173,8 @@ export function seriesPlan(series: number, totalRows: number): SeriesPlan {
   // the seasonal naives only where its differences show the season, and the value columns of a wide upload choose
   // together (selection.ts SelectionOptions).
   const selection = { levelsInCombinations: false, levelsOnlyWhenStationary: true, seasonalNaivesOnlyWhenSeasonal: true, pooled: true };
-  // Windows that span a whole cycle only in the smallest tier: a daily series of h 28 then costs about 5x the
-  // backtest, which the tiers above (many or long series) are cut to 2 and 1 windows to avoid.
+  // Windows that span a whole cycle only in the smallest tier: they cost a daily series of h 28 about 5x its
+  // backtest, the cost the larger tiers' 2 and 1 windows are there to bound.
   const windows = (WINDOW_STEPS.find((w) => totalRows <= w.upToRows) as { windows: number }).windows;
   return { choose, windows, cycleWindows: windows === (WINDOW_STEPS[0] as { windows: number }).windows, selection };
 }
