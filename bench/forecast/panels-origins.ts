@@ -67,11 +67,18 @@ function pairedMeans(before: Map<string, number | undefined>, after: Map<string,
   return [pairs.reduce((s, [x]) => s + x, 0) / pairs.length, pairs.reduce((s, [, y]) => s + y, 0) / pairs.length];
 }
 
+/** The bar over panel-origins' means before and after a change: how many changed, better and worse, their geometric mean, the verdict. */
+export function barOf(pairs: readonly (readonly [number, number])[]) {
+  const ratios = pairs.filter(([x, y]) => Math.abs(x - y) > 1e-9 * Math.max(1, Math.abs(x))).map(([x, y]) => y / x);
+  const better = ratios.filter((r) => r < 1).length;
+  const worse = ratios.length - better;
+  const geomean = ratios.length > 0 ? Math.exp(ratios.reduce((s, r) => s + Math.log(r), 0) / ratios.length) : 1;
+  const verdict = ratios.length === 0 ? 'no change' : better > worse && geomean <= 1 ? 'clears the bar' : 'misses the bar';
+  return { changed: ratios.length, better, worse, geomean, verdict };
+}
+
 function compare(baseDir: string, expDir: string): void {
-  const ratios: number[] = [];
-  let better = 0;
-  let worse = 0;
-  let compared = 0;
+  const pairs: [number, number][] = [];
   for (const origin of ORIGINS) {
     for (const set of SETS) {
       const before = join(baseDir, 'bench', '.out', fileOf(set, origin));
@@ -87,27 +94,25 @@ function compare(baseDir: string, expDir: string): void {
         const means = pairedMeans(series, b.get(id) ?? new Map());
         if (!means) continue;
         const [x, y] = means;
-        compared++;
+        pairs.push(means);
         if (Math.abs(x - y) <= 1e-9 * Math.max(1, Math.abs(x))) continue;
-        ratios.push(y / x);
-        if (y < x) better++;
-        else worse++;
         console.log(`origin ${origin}  ${set.name.padEnd(10)}  ${id.padEnd(32)}  ${x.toFixed(3)} -> ${y.toFixed(3)}`);
       }
     }
   }
-  const geomean = ratios.length > 0 ? Math.exp(ratios.reduce((s, r) => s + Math.log(r), 0) / ratios.length) : 1;
-  const clears = ratios.length > 0 && better > worse && geomean <= 1;
+  const bar = barOf(pairs);
   console.log(
-    `\n${compared} panel-origins compared, ${ratios.length} changed: ${better} better, ${worse} worse, geometric mean of the changed ${geomean.toFixed(3)}` +
-      ` -> ${ratios.length === 0 ? 'no change' : clears ? 'clears the bar (check the single-series tables too)' : 'misses the bar'}`,
+    `\n${pairs.length} panel-origins compared, ${bar.changed} changed: ${bar.better} better, ${bar.worse} worse, geometric mean of the changed ${bar.geomean.toFixed(3)}` +
+      ` -> ${bar.verdict}${bar.verdict === 'clears the bar' ? ' (check the single-series tables too)' : ''}`,
   );
 }
 
-const [mode, ...dirs] = process.argv.slice(2);
-if (mode === 'run') run();
-else if (mode === 'compare' && dirs[0]) compare(resolve(dirs[0]), resolve(dirs[1] ?? '.'));
-else {
-  console.error('usage: panels-origins.ts run | compare BASE_CHECKOUT [EXP_CHECKOUT]');
-  process.exit(2);
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const [mode, ...dirs] = process.argv.slice(2);
+  if (mode === 'run') run();
+  else if (mode === 'compare' && dirs[0]) compare(resolve(dirs[0]), resolve(dirs[1] ?? '.'));
+  else {
+    console.error('usage: panels-origins.ts run | compare BASE_CHECKOUT [EXP_CHECKOUT]');
+    process.exit(2);
+  }
 }

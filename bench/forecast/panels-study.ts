@@ -57,7 +57,8 @@ import { withDateCache } from '../../src/training/dates.js';
 import { trainingInputOf } from './panels-child.js';
 import { EXTRA_PANELS, FRESH_PANELS, PANELS, uploadOf, type Panel } from './panels-data.js';
 import { OUT } from './panels-ours.js';
-import { atOrigin, MIN_KNOWN_AT_ORIGIN } from './panels.js';
+import { atOrigin, keepsEnoughAtOrigin, ORIGIN } from './panels.js';
+import { barOf } from './panels-origins.js';
 
 export interface Candidate {
   name: string;
@@ -88,10 +89,9 @@ export interface StudySeries {
   engine: number[];
 }
 
-/** BENCH_PANELS_ORIGIN=k studies the panels k horizons earlier (panels.ts atOrigin), in a file of their own. */
-const ORIGIN = Number(process.env.BENCH_PANELS_ORIGIN ?? '0');
-if (!Number.isInteger(ORIGIN) || ORIGIN < 0) throw new Error('BENCH_PANELS_ORIGIN must be a whole number of horizons, 0 or more');
-const FILE = join(OUT, ORIGIN > 0 ? `panels-study-origin${ORIGIN}.json` : 'panels-study.json');
+/** The study of the panels k horizons earlier (panels.ts atOrigin, BENCH_PANELS_ORIGIN), each origin in a file of its own. */
+const studyFile = (k: number) => join(OUT, k > 0 ? `panels-study-origin${k}.json` : 'panels-study.json');
+const FILE = studyFile(ORIGIN);
 
 function scaleOf(known: number[], lag: number): number {
   let sum = 0;
@@ -404,31 +404,26 @@ function ruleOf(text: string): ChoiceRule {
 
 function choiceStudy(ruleText?: string) {
   const origins = [0, 1, 2, 3]
-    .map((k) => ({ k, file: join(OUT, k > 0 ? `panels-study-origin${k}.json` : 'panels-study.json') }))
+    .map((k) => ({ k, file: studyFile(k) }))
     .filter(({ file }) => existsSync(file))
     .map(({ k, file }) => ({ k, all: JSON.parse(readFileSync(file, 'utf8')) as StudySeries[] }));
-  if (origins[0]?.k !== 0) throw new Error(`no ${join(OUT, 'panels-study.json')}: run \`npx tsx bench/forecast/panels-study.ts collect\` first`);
+  if (origins[0]?.k !== 0) throw new Error(`no ${studyFile(0)}: run \`npx tsx bench/forecast/panels-study.ts collect\` first`);
   const panelsOf = (all: StudySeries[]) => [...new Set(all.map((s) => s.panel))].map((id) => all.filter((s) => s.panel === id && s.scale > 0));
   if (!ruleText) {
     for (const series of panelsOf(origins[0].all)) console.log(`${series[0]!.panel}: ${mean(engineChoice(series)).toFixed(3)}`);
     return;
   }
   const rule = ruleOf(ruleText);
-  const logs: number[] = [];
-  let better = 0;
+  const pairs: [number, number][] = [];
   for (const { k, all } of origins) {
     for (const series of panelsOf(all)) {
-      const before = mean(engineChoice(series));
-      const after = mean(engineChoice(series, rule));
-      if (Math.abs(after - before) <= 1e-9 * before) continue;
-      logs.push(Math.log(after / before));
-      if (after < before) better++;
-      console.log(`  origin ${k} ${series[0]!.panel}: ${before.toFixed(3)} -> ${after.toFixed(3)}`);
+      const means: [number, number] = [mean(engineChoice(series)), mean(engineChoice(series, rule))];
+      pairs.push(means);
+      if (means[0] !== means[1]) console.log(`  origin ${k} ${series[0]!.panel}: ${means[0].toFixed(3)} -> ${means[1].toFixed(3)}`);
     }
   }
-  const geometric = logs.length ? Math.exp(mean(logs)) : 1;
-  const clears = better > logs.length - better && geometric <= 1;
-  console.log(`${ruleText} over ${origins.length} origins: ${logs.length} panel-origins changed, ${better} better, ${logs.length - better} worse, geometric mean of the changed ${geometric.toFixed(3)}: ${clears ? 'clears' : 'misses'} the bar offline`);
+  const bar = barOf(pairs);
+  console.log(`${ruleText} over ${origins.length} origins: ${bar.changed} panel-origins changed, ${bar.better} better, ${bar.worse} worse, geometric mean of the changed ${bar.geomean.toFixed(3)}: ${bar.verdict} offline`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -447,7 +442,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       for (const [id, make] of Object.entries(set)) {
         if (re && !re.test(id)) continue;
         const panel = atOrigin(make(), ORIGIN);
-        if (panel.series.some((s) => s.values.length < panel.h + MIN_KNOWN_AT_ORIGIN)) continue;
+        if (!keepsEnoughAtOrigin(panel)) continue;
         const started = performance.now();
         const got = collectPanel(panel, extra);
         kept = [...kept.filter((s) => s.panel !== id), ...got];

@@ -72,7 +72,7 @@ const EXTRA = process.env.BENCH_PANELS_EXTRA === '1';
 /** The fresh held-out panels (panels-data.ts FRESH_PANELS) instead of the 13: measured, never tuned on. */
 const FRESH = process.env.BENCH_PANELS_FRESH === '1';
 /** Horizons to step back before hiding the last h values (0: the panels as they are). */
-const ORIGIN = Number(process.env.BENCH_PANELS_ORIGIN ?? '0');
+export const ORIGIN = Number(process.env.BENCH_PANELS_ORIGIN ?? '0');
 if (!Number.isInteger(ORIGIN) || ORIGIN < 0) throw new Error('BENCH_PANELS_ORIGIN must be a whole number of horizons, 0 or more');
 
 /** Known values a series keeps at an earlier origin, or its panel is left out of that run. */
@@ -84,6 +84,9 @@ export function atOrigin(panel: Panel, k: number): Panel {
   const cut = k * panel.h;
   return { ...panel, series: panel.series.map((s) => ({ ...s, dates: s.dates.slice(0, -cut), values: s.values.slice(0, -cut) })) };
 }
+
+/** Whether every series of a panel stepped back (atOrigin) still has a horizon to hide and MIN_KNOWN_AT_ORIGIN values before it. */
+export const keepsEnoughAtOrigin = (panel: Panel) => panel.series.every((s) => s.values.length >= panel.h + MIN_KNOWN_AT_ORIGIN);
 
 /** bench/.out/panels.json as written below. */
 export interface StoredRun {
@@ -380,7 +383,7 @@ export async function benchPanels() {
     .map(([, make]) => atOrigin(make(), ORIGIN))
     .filter((panel) => {
       // Stepping back leaves some short panels (Iowa's 17 years, h 6) too few values to hide a horizon.
-      const enough = panel.series.every((s) => s.values.length >= panel.h + MIN_KNOWN_AT_ORIGIN);
+      const enough = keepsEnoughAtOrigin(panel);
       if (!enough) console.log(`${panel.id}: left out, a series keeps fewer than ${MIN_KNOWN_AT_ORIGIN} known values ${ORIGIN} horizon(s) earlier`);
       return enough;
     });

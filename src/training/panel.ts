@@ -158,11 +158,15 @@ const COSTLY_MAX_SERIES = 20;
 const COSTLY_MAX_ROWS = 5_000;
 const NEVER_IN_PANELS = new Set(['network']);
 
-/** Backtest windows per series by the panel's known rows: fewer windows on large panels keep the time bounded. */
-const WINDOW_STEPS: { upToRows: number; windows: number }[] = [
-  { upToRows: 20_000, windows: 3 },
-  { upToRows: 60_000, windows: 2 },
-  { upToRows: Infinity, windows: 1 },
+/**
+ * Backtest windows per series by the panel's known rows: fewer windows on large panels keep the time bounded.
+ * Windows that span a whole cycle (SeriesPlan.cycleWindows) only in the smallest tier: they cost a daily series of
+ * h 28 about 5x its backtest, the cost the larger tiers' 2 and 1 windows are there to bound.
+ */
+const WINDOW_STEPS: { upToRows: number; windows: number; cycleWindows: boolean }[] = [
+  { upToRows: 20_000, windows: 3, cycleWindows: true },
+  { upToRows: 60_000, windows: 2, cycleWindows: false },
+  { upToRows: Infinity, windows: 1, cycleWindows: false },
 ];
 
 export function seriesPlan(series: number, totalRows: number): SeriesPlan {
@@ -173,10 +177,8 @@ export function seriesPlan(series: number, totalRows: number): SeriesPlan {
   // the seasonal naives only where its differences show the season, and the value columns of a wide upload choose
   // together (selection.ts SelectionOptions).
   const selection = { levelsInCombinations: false, levelsOnlyWhenStationary: true, seasonalNaivesOnlyWhenSeasonal: true, pooled: true };
-  // Windows that span a whole cycle only in the smallest tier: they cost a daily series of h 28 about 5x its
-  // backtest, the cost the larger tiers' 2 and 1 windows are there to bound.
-  const windows = (WINDOW_STEPS.find((w) => totalRows <= w.upToRows) as { windows: number }).windows;
-  return { choose, windows, cycleWindows: windows === (WINDOW_STEPS[0] as { windows: number }).windows, selection };
+  const { windows, cycleWindows } = WINDOW_STEPS.find((w) => totalRows <= w.upToRows) as (typeof WINDOW_STEPS)[number];
+  return { choose, windows, cycleWindows, selection };
 }
 
 /** A series of the panel while planning: its key, its rows in the upload, and its preparation. */

@@ -15,7 +15,7 @@ import { errorsByStep, heldOutCoverage, intervalWidths, type WindowErrors } from
 import { hiddenLayerWidth } from './brain-network.js';
 import { DEFAULT_DEVIATION_TARGET, DEFAULT_LEARNING_RATE, hiddenLayerCount } from './legacy.js';
 import { familiesFor, POOLING_FAMILIES } from './models/candidates.js';
-import type { FamilyParams, FitRows, ModelFamily, SeriesInfo } from './models/model.js';
+import { longestPeriod, type FamilyParams, type FitRows, type ModelFamily, type SeriesInfo } from './models/model.js';
 import { ProgressReporter, type EngineHooks } from './progress.js';
 import { diff } from './models/closed-forms.js';
 import { levelStationary } from './models/sarima-search.js';
@@ -217,8 +217,7 @@ export function prepareSeries(input: TrainingInput, analysis: Analysis, seed: nu
   const names = featureNames(space);
   const n = analysis.known.length;
   const minFit = Math.max(4, Math.min(2 * info.season + 2, Math.floor(n / 2)));
-  const longest = info.periods.reduce((m, p) => Math.max(m, p), 0);
-  const windowCount = plan.cycleWindows && longest > 1 ? Math.max(plan.windows, Math.ceil(longest / info.horizon)) : plan.windows;
+  const windowCount = plan.cycleWindows ? Math.max(plan.windows, Math.ceil(longestPeriod(info) / info.horizon)) : plan.windows;
   const backtest: Backtest = info.timeOrdered ? rollingOrigin(knownTimes, info.horizon, minFit, windowCount) : kFold(n, seed);
   if (backtest.splits.length === 0) throw invalid(`Too few known rows to test a model: ${n}`);
   const selection = plan.selection ?? {};

@@ -112,3 +112,6 @@ export interface ModelFamily<State = unknown> {
  * families are for. On monthly, quarterly and short daily series they only added selection noise (issue 28).
  */
 export const hasLongSeason = (info: SeriesInfo) => info.periods.some((p) => p > 24);
+
+/** The longest of the series' learnable periods (they are ascending), 1 without one; fractional as learnt (365.25). */
+export const longestPeriod = (info: SeriesInfo) => info.periods.at(-1) ?? 1;

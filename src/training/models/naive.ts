@@ -14,7 +14,7 @@
  *  majority        the most frequent class (categorical; ties by name)
  * Rows at or before T get the same formulas (there is no in-sample state beyond these figures).
  */
-import type { FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
+import { longestPeriod, type FitRows, type FittedModel, type ModelFamily, type PredictRows, type SeriesInfo } from './model.js';
 
 type NaiveName = 'naive' | 'seasonal_naive' | 'seasonal_naive_long' | 'drift' | 'seasonal_drift' | 'mean' | 'median' | 'season_mean';
 
@@ -107,7 +107,7 @@ function naiveFamily(name: NaiveName, applies: (info: SeriesInfo, rows: number) 
 }
 
 const seasonal = (info: SeriesInfo) => info.timeOrdered && info.season > 1;
-const longest = (info: SeriesInfo) => Math.round(info.periods.at(-1) ?? 1);
+const longest = (info: SeriesInfo) => Math.round(longestPeriod(info));
 
 function seasonOf(name: NaiveName, info: SeriesInfo): number {
   if (name === 'mean' || name === 'median') return 1;
