@@ -21,15 +21,31 @@
  * at that origin (panels.ts atOrigin; a panel too short to step back is left out), in panels-study-origink.json.
  *
  *   npx tsx bench/forecast/panels-study.ts choice [RULE]    the several-origins bar of a selection rule, offline
+ *   npx tsx bench/forecast/panels-study.ts compare BASE EXP  the same bar between two checkouts' studies (each collected
+ *                                                            at the origins 0-3), for an engine change
  * The engine's choice (each series' own, or one structure across a panel of MIN_POOLED_SERIES or more) is
  * rebuilt from the stored candidates at every origin collected (0-3), and a RULE's choice is compared with it
  * panel-origin by panel-origin as panels-origins.ts compare does in the engine; without a RULE, the rebuilt choice
- * per panel at origin 0, to check against `npm run bench panels`. Rules: `without:FAMILY[,FAMILY]` (the families
- * leave every panel), `window-median` (candidates ranked by the median of their windows' errors), `median-of-3` (a series' own choice is the median of its 3 best), `partial:L:M` (in panels of
- * M or more series each series ranks its structures by L x its own scaled backtest error + (1 - L) x the panel's
- * mean). An estimate: a rule that clears it offline must still clear panels-origins.ts in the engine.
+ * per panel at origin 0, to check against `npm run bench panels`. Rules:
+ *   without:FAMILY[,FAMILY]   the families leave every panel
+ *   window-median             candidates ranked by the median of their windows' errors
+ *   median-of-3               a series' own choice is the median of its 3 best
+ *   partial:L:M               in panels of M or more series each series ranks its structures by L x its own scaled
+ *                             backtest error + (1 - L) x the panel's mean
+ *   rescored                  the engine's choice rebuilt by `rescored` (a check: it changes nothing)
+ *   geometric                 the choice across series by the geometric mean of the scaled errors (AvgRelMAE)
+ *   recent:D                  each older backtest window weighs D of the next
+ *   seasonal-scale            the choice across series scales each series by the benchmark's MASE scale (the
+ *                             seasonal naive's in-sample MAE) instead of the one-step naive's
+ *   stack:K[:STEP]            across series, the best weights on a STEP grid (default 0.1) of the K best families
+ *   random-walk:ALPHA         a series whose first differences the Ljung-Box test (lags min(10, n/5)) does not
+ *                             find autocorrelated at ALPHA chooses between the last value and drift alone
+ *   fixed:F[,F][:median]      every series the mean (or median) of the families, where all forecast it
+ * An estimate: a rule that clears it offline must still clear panels-origins.ts in the engine.
  */
 import { createHash } from 'node:crypto';
+import jStatModule from 'jstat';
+const jStat = jStatModule as unknown as { chisquare: { cdf(x: number, dof: number): number } };
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CellReader } from '../../src/training/encoder.js';
@@ -41,10 +57,12 @@ import {
   backtestError,
   chooseWinner,
   combineRow,
+  compareErrors,
   LEVEL_NAMES,
   MAX_COMBINED,
   MIN_POOLED_SERIES,
   pooledStructure,
+  ONE_ROW,
   POOLED_ONLY,
   splitsError,
   type Scored,
@@ -308,6 +326,10 @@ interface ChoiceRule {
   /** A candidate's backtest error as the rule ranks it (default: the stored one, the mean over its windows' rows). */
   errorOf?: (s: StudySeries, predictions: number[][]) => number;
   choose?: (s: StudySeries, panel: StudySeries[]) => Structure | null;
+  /** A series' error scale in the choice across series (default: its one-step naive's MAE). */
+  scaleOf?: (s: StudySeries) => number;
+  /** Whether a series takes part in the choice across series (default: all). */
+  pool?: (s: StudySeries) => boolean;
 }
 
 interface Structure {
@@ -345,17 +367,24 @@ function engineChoice(series: StudySeries[], rule: ChoiceRule = {}): number[] {
     const winner = chooseWinner(scored, backtestOf(s), { time: [], features: [], target: s.btActual.flat() }, 'numeric', options);
     return { names: winner.members.map((m) => m.family.name), weights: winner.members.map((m) => m.weight), combine: winner.combine };
   };
-  const outputs = series.map((s) => ({ scored: kept(s).map((c) => ({ family: { name: c.name }, predictions: c.bt, error: c.error })), actual: s.btActual, scale: s.naiveScale }));
+  const outputs = series.filter((s) => !rule.pool || rule.pool(s)).map((s) => ({ scored: kept(s).map((c) => ({ family: { name: c.name }, predictions: c.bt, error: c.error })), actual: s.btActual, scale: rule.scaleOf ? rule.scaleOf(s) : s.naiveScale }));
   const structure = pooledStructure(outputs, options);
   return series.map((s) => {
-    const chosen = rule.choose?.(s, series) ?? (structure ? { names: structure.members, weights: structure.weights, combine: structure.combine } : own(s));
+    const chosen = rule.choose?.(s, series) ?? (structure && (!rule.pool || rule.pool(s)) ? { names: structure.members, weights: structure.weights, combine: structure.combine } : own(s));
     return maseOf(s, finalOf(s, chosen));
   });
 }
 
-/** A series' structures ranked by score (the best alone, the best 2 and 3 by inverse score, the median of 3), as chooseWinner builds them. */
-function structuresBy(names: string[], score: (st: Structure) => number): Structure[] {
-  const singles = names.map((name) => ({ name, e: score({ names: [name], weights: [1] }) })).sort((a, b) => a.e - b.e);
+/**
+ * A series' structures ranked by score (the best alone, the best 2 and 3 by inverse score, the median of 3), as
+ * chooseWinner builds them; `own`: ties between single families go as in a series' own choice (chooseWinner: not
+ * to the last value or drift), else as across series (pooledStructure: to the earlier family).
+ */
+function structuresBy(names: string[], score: (st: Structure) => number, own = false): Structure[] {
+  const oneRow = (name: string) => (own && ONE_ROW.has(name) ? 1 : 0);
+  const singles = names
+    .map((name, order) => ({ name, order, e: score({ names: [name], weights: [1] }) }))
+    .sort((a, b) => compareErrors(a.e, b.e) || oneRow(a.name) - oneRow(b.name) || a.order - b.order);
   const combinable = singles.filter((x) => !LEVEL_NAMES.has(x.name));
   const out: Structure[] = [{ names: [singles[0]!.name], weights: [1] }];
   for (let m = 2; m <= Math.min(MAX_COMBINED, combinable.length); m++) {
@@ -367,11 +396,130 @@ function structuresBy(names: string[], score: (st: Structure) => number): Struct
   return out;
 }
 
+/** Ljung-Box p-value of x's autocorrelations up to lag min(10, n/5) (Hyndman's rule for a non-seasonal series). */
+function ljungBoxP(x: number[]): number {
+  const n = x.length;
+  const lags = Math.min(10, Math.floor(n / 5));
+  if (lags < 1) return 0;
+  const m = x.reduce((a, b) => a + b, 0) / n;
+  const c0 = x.reduce((a, v) => a + (v - m) ** 2, 0);
+  if (!(c0 > 0)) return 1;
+  let q = 0;
+  for (let k = 1; k <= lags; k++) {
+    let c = 0;
+    for (let t = k; t < n; t++) c += (x[t]! - m) * (x[t - k]! - m);
+    q += (c / c0) ** 2 / (n - k);
+  }
+  q *= n * (n + 2);
+  return 1 - jStat.chisquare.cdf(q, lags);
+}
+
+/** A structure's backtest error on a series with each older window weighing `decay` of the next, over its scale. */
+function recentError(s: StudySeries, st: Structure, decay: number): number {
+  const members = membersOf(s, st);
+  let sum = 0;
+  let count = 0;
+  s.btActual.forEach((actual, k) => {
+    const w = decay ** (s.btActual.length - 1 - k);
+    actual.forEach((value, j) => {
+      sum += w * Math.abs(combineRow(members.map((m) => m.bt![k]![j]!), st.weights, st.combine) - value);
+      count += w;
+    });
+  });
+  return sum / count / s.naiveScale;
+}
+
+/**
+ * The engine's choice (a series' own, or one structure across a panel of MIN_POOLED_SERIES or more) rebuilt with
+ * another error of a structure on one series and another average of it over the panel's series; `rescored` with
+ * the engine's own (scaledError, mean) changes no panel-origin, which checks the rebuilding.
+ */
+function rescored(errorOn: (s: StudySeries, st: Structure) => number, average: (xs: number[]) => number): ChoiceRule {
+  const memo = new Map<StudySeries[], Structure | null>();
+  const chosen = (over: StudySeries[], pooled: boolean): Structure | null => {
+    const names = over[0]!.candidates.map((c) => c.name).filter((name) => over.every((x) => usable(x, name)) && (pooled || !POOLED_ONLY.has(name)));
+    if (names.length === 0) return null;
+    const score = (st: Structure) => average(over.map((x) => errorOn(x, st)));
+    return structuresBy(names, score, !pooled).reduce((best, st) => (compareErrors(score(st), score(best)) < 0 ? st : best));
+  };
+  return {
+    choose: (s, panel) => {
+      if (panel.length < MIN_POOLED_SERIES) return chosen([s], false);
+      if (!memo.has(panel)) memo.set(panel, chosen(panel, true));
+      return memo.get(panel)!;
+    },
+  };
+}
+
 function ruleOf(text: string): ChoiceRule {
   const [kind, a, b] = text.split(':');
   if (kind === 'without' && a) {
     const out = new Set(a.split(','));
     return { keep: (name) => !out.has(name) };
+  }
+  if (kind === 'fixed' && a) {
+    const names = a.split(',');
+    return { choose: (s) => (names.every((name) => usable(s, name)) ? { names, weights: names.map(() => 1 / names.length), ...(b === 'median' ? { combine: 'median' as const } : {}) } : null) };
+  }
+  if (kind === 'seasonal-scale') return { scaleOf: (s) => s.scale };
+  if (kind === 'stack' && a) {
+    const k = Number(a);
+    const step = Number(b ?? '0.1');
+    if (!Number.isInteger(k) || k < 2 || !(step > 0 && step <= 0.5)) throw new Error(`stack:K[:STEP] needs a whole K of 2 or more and 0 < STEP <= 0.5, not ${text}`);
+    const memo = new Map<StudySeries[], Structure | null>();
+    const stacked = (panel: StudySeries[]): Structure | null => {
+      if (panel.length < MIN_POOLED_SERIES) return null;
+      const names = panel[0]!.candidates.map((c) => c.name).filter((name) => panel.every((x) => usable(x, name)) && !LEVEL_NAMES.has(name));
+      if (names.length < k) return null;
+      const pooledError = (st: Structure) => mean(panel.map((x) => scaledError(x, st)));
+      const ranked = names.map((name) => ({ name, e: pooledError({ names: [name], weights: [1] }) })).sort((x, y) => x.e - y.e).slice(0, k).map((x) => x.name);
+      const grid: number[][] = [];
+      const units = Math.round(1 / step);
+      const walk = (prefix: number[], left: number) => {
+        if (prefix.length === k - 1) return void grid.push([...prefix, left].map((u) => u / units));
+        for (let u = 0; u <= left; u++) walk([...prefix, u], left - u);
+      };
+      walk([], units);
+      let best: Structure | null = null;
+      let bestError = Infinity;
+      for (const weights of grid) {
+        const st = { names: ranked, weights };
+        const e = pooledError(st);
+        if (e < bestError - 1e-12) [best, bestError] = [st, e];
+      }
+      const median = { names: ranked.slice(0, 3), weights: [1 / 3, 1 / 3, 1 / 3], combine: 'median' as const };
+      if (k >= 3 && pooledError(median) < bestError - 1e-12) best = median;
+      return best;
+    };
+    return {
+      choose: (_s, panel) => {
+        if (!memo.has(panel)) memo.set(panel, stacked(panel));
+        return memo.get(panel)!;
+      },
+    };
+  }
+  if (kind === 'random-walk' && a) {
+    const alpha = Number(a);
+    if (!(alpha > 0 && alpha < 1)) throw new Error(`random-walk:ALPHA needs 0 < ALPHA < 1, not ${text}`);
+    const walks = (s: StudySeries) => ljungBoxP(s.y.slice(1).map((v, i) => v - s.y[i]!)) > alpha;
+    const only = new Set(['naive', 'drift']);
+    return {
+      pool: (s) => !walks(s),
+      choose: (s) => {
+        if (!walks(s)) return null;
+        const scored = s.candidates.filter((c) => only.has(c.name) && usable(s, c.name)).map((c) => ({ family: { name: c.name }, predictions: c.bt, error: c.error, description: c.name })) as unknown as Scored[];
+        if (scored.length === 0) return null;
+        const winner = chooseWinner(scored, backtestOf(s), { time: [], features: [], target: s.btActual.flat() }, 'numeric', {});
+        return { names: winner.members.map((m) => m.family.name), weights: winner.members.map((m) => m.weight), combine: winner.combine };
+      },
+    };
+  }
+  if (kind === 'rescored') return rescored(scaledError, mean);
+  if (kind === 'geometric') return rescored(scaledError, (xs) => Math.exp(mean(xs.map((x) => Math.log(Math.max(x, 1e-12))))));
+  if (kind === 'recent' && a) {
+    const decay = Number(a);
+    if (!(decay > 0 && decay <= 1)) throw new Error(`recent:D needs 0 < D <= 1, not ${text}`);
+    return rescored((s, st) => recentError(s, st, decay), mean);
   }
   if (kind === 'window-median') return { errorOf: (s, predictions) => medianOf(s.btActual.map((actual, k) => splitsError([actual], [predictions[k]!]))) };
   if (kind === 'median-of-3')
@@ -399,7 +547,9 @@ function ruleOf(text: string): ChoiceRule {
       },
     };
   }
-  throw new Error(`unknown rule ${text}: without:FAMILY[,FAMILY], window-median, median-of-3 or partial:L:M`);
+  throw new Error(
+    `unknown rule ${text}: without:FAMILY[,FAMILY], window-median, median-of-3, partial:L:M, rescored, geometric, recent:D, seasonal-scale, stack:K[:STEP], random-walk:ALPHA or fixed:FAMILY[,FAMILY][:median]`,
+  );
 }
 
 function choiceStudy(ruleText?: string) {
@@ -424,6 +574,29 @@ function choiceStudy(ruleText?: string) {
   }
   const bar = barOf(pairs);
   console.log(`${ruleText} over ${origins.length} origins: ${bar.changed} panel-origins changed, ${bar.better} better, ${bar.worse} worse, geometric mean of the changed ${bar.geomean.toFixed(3)}: ${bar.verdict} offline`);
+}
+
+/**
+ * Two engines' choices compared offline: each checkout's study (`collect` at the origins 0-3 in each), the engine's
+ * choice rebuilt from each, panel-origin by panel-origin, with panels-origins.ts's bar. An engine change that
+ * alters the candidates (windows, families, fits) is estimated so in the minutes of two collections.
+ */
+function compareEngines(baseCheckout: string, expCheckout: string) {
+  const pairs: [number, number][] = [];
+  for (const k of [0, 1, 2, 3]) {
+    const [before, after] = [baseCheckout, expCheckout].map((dir) => join(dir, 'bench', '.out', k > 0 ? `panels-study-origin${k}.json` : 'panels-study.json'));
+    if (!existsSync(before!) || !existsSync(after!)) continue;
+    const [a, b] = [before!, after!].map((file) => JSON.parse(readFileSync(file, 'utf8')) as StudySeries[]);
+    for (const id of [...new Set(b!.map((s) => s.panel))]) {
+      const [sa, sb] = [a!, b!].map((all) => all.filter((s) => s.panel === id && s.scale > 0));
+      if (sa!.length === 0 || sb!.length === 0) continue;
+      const means: [number, number] = [mean(engineChoice(sa!)), mean(engineChoice(sb!))];
+      pairs.push(means);
+      if (means[0] !== means[1]) console.log(`  origin ${k} ${id}: ${means[0].toFixed(3)} -> ${means[1].toFixed(3)}`);
+    }
+  }
+  const bar = barOf(pairs);
+  console.log(`${pairs.length} panel-origins compared: ${bar.changed} changed, ${bar.better} better, ${bar.worse} worse, geometric mean of the changed ${bar.geomean.toFixed(3)}: ${bar.verdict} offline`);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -452,6 +625,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     }
   } else if (mode === 'choice') {
     choiceStudy(only);
+  } else if (mode === 'compare') {
+    const [base, exp] = process.argv.slice(3);
+    if (!base || !exp) throw new Error('usage: panels-study.ts compare BASE_CHECKOUT EXP_CHECKOUT');
+    compareEngines(base, exp);
   } else if (mode === 'parity') {
     parity(JSON.parse(readFileSync(FILE, 'utf8')) as StudySeries[]);
   } else {

@@ -117,7 +117,7 @@ export function scoreFamilies(
 }
 
 /** Errors equal to 1e-9 relative are a tie (a residual model on an exact fit scores 1e-15 lower by rounding). */
-function compareErrors(a: number, b: number): number {
+export function compareErrors(a: number, b: number): number {
   return Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b)) + 1e-12 ? 0 : a - b;
 }
 
@@ -127,7 +127,7 @@ function compareErrors(a: number, b: number): number {
  * row, which the windows never saw and which may be a spike (issue 28: GitHub's hourly counts forecast by a
  * last value of 4 where the median's 0 was twice as close).
  */
-const ONE_ROW = new Set(['naive', 'drift']);
+export const ONE_ROW = new Set(['naive', 'drift']);
 const fromOneRow = (s: Scored) => (ONE_ROW.has(s.family.name) ? 1 : 0);
 
 /**
