@@ -44,8 +44,7 @@
  * An estimate: a rule that clears it offline must still clear panels-origins.ts in the engine.
  */
 import { createHash } from 'node:crypto';
-import jStatModule from 'jstat';
-const jStat = jStatModule as unknown as { chisquare: { cdf(x: number, dof: number): number } };
+import jStat from 'jstat';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CellReader } from '../../src/training/encoder.js';
@@ -108,7 +107,9 @@ export interface StudySeries {
 }
 
 /** The study of the panels k horizons earlier (panels.ts atOrigin, BENCH_PANELS_ORIGIN), each origin in a file of its own. */
-const studyFile = (k: number) => join(OUT, k > 0 ? `panels-study-origin${k}.json` : 'panels-study.json');
+const studyFile = (k: number, out = OUT) => join(out, k > 0 ? `panels-study-origin${k}.json` : 'panels-study.json');
+/** The origins a study is collected at, as panels-origins.ts runs the engine. */
+const STUDY_ORIGINS = [0, 1, 2, 3];
 const FILE = studyFile(ORIGIN);
 
 function scaleOf(known: number[], lag: number): number {
@@ -553,8 +554,7 @@ function ruleOf(text: string): ChoiceRule {
 }
 
 function choiceStudy(ruleText?: string) {
-  const origins = [0, 1, 2, 3]
-    .map((k) => ({ k, file: studyFile(k) }))
+  const origins = STUDY_ORIGINS.map((k) => ({ k, file: studyFile(k) }))
     .filter(({ file }) => existsSync(file))
     .map(({ k, file }) => ({ k, all: JSON.parse(readFileSync(file, 'utf8')) as StudySeries[] }));
   if (origins[0]?.k !== 0) throw new Error(`no ${studyFile(0)}: run \`npx tsx bench/forecast/panels-study.ts collect\` first`);
@@ -583,8 +583,8 @@ function choiceStudy(ruleText?: string) {
  */
 function compareEngines(baseCheckout: string, expCheckout: string) {
   const pairs: [number, number][] = [];
-  for (const k of [0, 1, 2, 3]) {
-    const [before, after] = [baseCheckout, expCheckout].map((dir) => join(dir, 'bench', '.out', k > 0 ? `panels-study-origin${k}.json` : 'panels-study.json'));
+  for (const k of STUDY_ORIGINS) {
+    const [before, after] = [baseCheckout, expCheckout].map((dir) => studyFile(k, join(dir, 'bench', '.out')));
     if (!existsSync(before!) || !existsSync(after!)) continue;
     const [a, b] = [before!, after!].map((file) => JSON.parse(readFileSync(file, 'utf8')) as StudySeries[]);
     for (const id of [...new Set(b!.map((s) => s.panel))]) {
@@ -597,6 +597,16 @@ function compareEngines(baseCheckout: string, expCheckout: string) {
   }
   const bar = barOf(pairs);
   console.log(`${pairs.length} panel-origins compared: ${bar.changed} changed, ${bar.better} better, ${bar.worse} worse, geometric mean of the changed ${bar.geomean.toFixed(3)}: ${bar.verdict} offline`);
+}
+
+/** A refusal of the offline modes (an unknown rule, no study collected) as its one line rather than a stack trace. */
+function inOneLine(run: () => void) {
+  try {
+    run();
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exitCode = 2;
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -624,11 +634,13 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       }
     }
   } else if (mode === 'choice') {
-    choiceStudy(only);
+    inOneLine(() => choiceStudy(only));
   } else if (mode === 'compare') {
     const [base, exp] = process.argv.slice(3);
-    if (!base || !exp) throw new Error('usage: panels-study.ts compare BASE_CHECKOUT EXP_CHECKOUT');
-    compareEngines(base, exp);
+    inOneLine(() => {
+      if (!base || !exp) throw new Error('usage: panels-study.ts compare BASE_CHECKOUT EXP_CHECKOUT');
+      compareEngines(base, exp);
+    });
   } else if (mode === 'parity') {
     parity(JSON.parse(readFileSync(FILE, 'utf8')) as StudySeries[]);
   } else {

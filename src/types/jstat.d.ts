@@ -1,5 +1,6 @@
-// jstat ships no types; only the Student-t quantile is used (src/training/intervals.ts).
+// jstat ships no types; the Student-t quantile (src/training/intervals.ts) and the chi-square distribution function
+// (bench/forecast/panels-study.ts's Ljung-Box test) are used.
 declare module 'jstat' {
-  const jStat: { studentt: { inv(p: number, dof: number): number } };
+  const jStat: { studentt: { inv(p: number, dof: number): number }; chisquare: { cdf(x: number, dof: number): number } };
   export default jStat;
 }
