@@ -105,7 +105,7 @@ export async function benchPanelSpeed() {
       const panel = make();
       const upload = uploadOf(panel);
       const ours = await runOurs(`speed-${id}`, upload, service);
-      const m = panelMeans({ panel, rows: upload.rows.length, ours, series: scorePanel(panel, ours, null) });
+      const m = panelMeans({ series: scorePanel(panel, ours, null) });
       const bar = m.naive['seasonal naive'] ?? m.naive.naive;
       const wall = ours.status === 'ok' ? `${(ours.wallMs / 1000).toFixed(1)} s` : ours.status === 'timeout' ? `timeout (> ${TIME_LIMIT_S} s)` : `failed: ${ours.error ?? ''}`.slice(0, 80);
       const quality = m.ours !== undefined ? `${m.ours.toFixed(3)} / ${bar?.toFixed(3) ?? '-'}` : `- / ${bar?.toFixed(3) ?? '-'}${ours.status === 'ok' ? ` (${m.forecast} of ${m.scored} series forecast)` : ''}`;

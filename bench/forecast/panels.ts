@@ -245,7 +245,7 @@ export function scorePanel(p: Panel, ours: OursRun, rPeers: RPeers | null, store
 }
 
 /** Panel means over the scored series (scale > 0); undefined where a column is missing on any of them. */
-export function panelMeans(result: PanelResult) {
+export function panelMeans(result: Pick<PanelResult, 'series'>) {
   const scored = result.series.filter((s) => s.scale > 0);
   const of = (pick: (s: SeriesScore) => number | undefined) => {
     const values = scored.map(pick);
