@@ -41,6 +41,7 @@
  *   random-walk:ALPHA         a series whose first differences the Ljung-Box test (lags min(10, n/5)) does not
  *                             find autocorrelated at ALPHA chooses between the last value and drift alone
  *   fixed:F[,F][:median]      every series the mean (or median) of the families, where all forecast it
+ *   fixed-small:F[,F][:median]  the same for the series of panels under MIN_POOLED_SERIES (each series' own choice)
  * An estimate: a rule that clears it offline must still clear panels-origins.ts in the engine.
  */
 import { createHash } from 'node:crypto';
@@ -458,9 +459,14 @@ function ruleOf(text: string): ChoiceRule {
     const out = new Set(a.split(','));
     return { keep: (name) => !out.has(name) };
   }
-  if (kind === 'fixed' && a) {
+  if ((kind === 'fixed' || kind === 'fixed-small') && a) {
     const names = a.split(',');
-    return { choose: (s) => (names.every((name) => usable(s, name)) ? { names, weights: names.map(() => 1 / names.length), ...(b === 'median' ? { combine: 'median' as const } : {}) } : null) };
+    return {
+      choose: (s, panel) =>
+        (kind === 'fixed' || panel.length < MIN_POOLED_SERIES) && names.every((name) => usable(s, name))
+          ? { names, weights: names.map(() => 1 / names.length), ...(b === 'median' ? { combine: 'median' as const } : {}) }
+          : null,
+    };
   }
   if (kind === 'seasonal-scale') return { scaleOf: (s) => s.scale };
   if (kind === 'stack' && a) {
@@ -549,7 +555,7 @@ function ruleOf(text: string): ChoiceRule {
     };
   }
   throw new Error(
-    `unknown rule ${text}: without:FAMILY[,FAMILY], window-median, median-of-3, partial:L:M, rescored, geometric, recent:D, seasonal-scale, stack:K[:STEP], random-walk:ALPHA or fixed:FAMILY[,FAMILY][:median]`,
+    `unknown rule ${text}: without:FAMILY[,FAMILY], window-median, median-of-3, partial:L:M, rescored, geometric, recent:D, seasonal-scale, stack:K[:STEP], random-walk:ALPHA, fixed:FAMILY[,FAMILY][:median] or fixed-small:FAMILY[,FAMILY][:median]`,
   );
 }
 
