@@ -137,13 +137,15 @@ function targets(): void {
       }
     }
   }
-  const line = (label: string, of: typeof rows) => {
-    const mean = (pick: (row: (typeof rows)[number]) => number) => of.reduce((sum, row) => sum + pick(row), 0) / of.length;
+  type Row = (typeof rows)[number];
+  const meanOf = (of: Row[], pick: (row: Row) => number) => of.reduce((sum, row) => sum + pick(row), 0) / of.length;
+  const line = (label: string, of: Row[]) => {
+    const [ours, r] = [meanOf(of, (row) => row.ours), meanOf(of, (row) => row.r)];
     const atNaive = of.filter((row) => row.ours <= row.naive).length;
     const atR = of.filter((row) => row.ours <= row.r).length;
     console.log(
       `${label.padEnd(24)} ${String(of.length).padStart(4)} panels: at or below the best naive ${atNaive}, at or below R's best ${atR}; ` +
-        `mean ours ${mean((row) => row.ours).toFixed(3)}, R's best ${mean((row) => row.r).toFixed(3)}, ours / R's best ${(mean((row) => row.ours) / mean((row) => row.r)).toFixed(3)}`,
+        `mean ours ${ours.toFixed(3)}, R's best ${r.toFixed(3)}, ours / R's best ${(ours / r).toFixed(3)}`,
     );
   };
   for (const set of SETS) for (const origin of ORIGINS) line(`${set.name}, origin ${origin}`, rows.filter((row) => row.set === set.name && row.origin === origin));
@@ -153,8 +155,7 @@ function targets(): void {
   // R's best is each panel-origin's best model after seeing the hidden values; each model alone is what a user of R gets.
   for (const [model, label] of R_MODELS) {
     const ran = rows.filter((row) => row.models[model] !== undefined);
-    const ours = ran.reduce((sum, row) => sum + row.ours, 0) / ran.length;
-    const theirs = ran.reduce((sum, row) => sum + (row.models[model] as number), 0) / ran.length;
+    const [ours, theirs] = [meanOf(ran, (row) => row.ours), meanOf(ran, (row) => row.models[model] as number)];
     console.log(
       `${label.padEnd(24)} ${String(ran.length).padStart(4)} panels where it ran: ours at or below it ${ran.filter((row) => row.ours <= (row.models[model] as number)).length}; mean ours ${ours.toFixed(3)}, it ${theirs.toFixed(3)}, ours / it ${(ours / theirs).toFixed(3)}`,
     );
@@ -162,9 +163,9 @@ function targets(): void {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const [mode, ...dirs] = process.argv.slice(2);
-  if (mode === 'run') run(dirs[0] === '--with-r');
-  else if (mode === 'compare' && dirs[0]) compare(resolve(dirs[0]), resolve(dirs[1] ?? '.'));
+  const [mode, ...args] = process.argv.slice(2);
+  if (mode === 'run') run(args[0] === '--with-r');
+  else if (mode === 'compare' && args[0]) compare(resolve(args[0]), resolve(args[1] ?? '.'));
   else if (mode === 'targets') targets();
   else {
     console.error('usage: panels-origins.ts run [--with-r] | compare BASE_CHECKOUT [EXP_CHECKOUT] | targets');
