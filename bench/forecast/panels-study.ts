@@ -42,6 +42,8 @@
  *                             find autocorrelated at ALPHA chooses between the last value and drift alone
  *   fixed:F[,F][:median]      every series the mean (or median) of the families, where all forecast it
  *   fixed-small:F[,F][:median]  the same for the series of panels under MIN_POOLED_SERIES (each series' own choice)
+ *   hedge                     in panels of 2 or 3 series, the mean of each series' own choice and the choice across
+ *                             the panel's series (where neither is a median)
  * An estimate: a rule that clears it offline must still clear panels-origins.ts in the engine.
  */
 import { createHash } from 'node:crypto';
@@ -521,6 +523,26 @@ function ruleOf(text: string): ChoiceRule {
       },
     };
   }
+  if (kind === 'hedge') {
+    const own = rescored(scaledError, mean);
+    const across = new Map<StudySeries[], Structure | null>();
+    return {
+      choose: (s, panel) => {
+        if (panel.length >= MIN_POOLED_SERIES || panel.length < 2) return null;
+        const mine = own.choose!(s, panel);
+        if (!across.has(panel)) {
+          const names = panel[0]!.candidates.map((c) => c.name).filter((name) => panel.every((x) => usable(x, name)) && !POOLED_ONLY.has(name));
+          const score = (st: Structure) => mean(panel.map((x) => scaledError(x, st)));
+          across.set(panel, names.length === 0 ? null : structuresBy(names, score).reduce((best, st) => (compareErrors(score(st), score(best)) < 0 ? st : best)));
+        }
+        const theirs = across.get(panel)!;
+        if (!mine || !theirs || mine.combine || theirs.combine) return null;
+        const weights = new Map<string, number>();
+        for (const st of [mine, theirs]) st.names.forEach((name, k) => weights.set(name, (weights.get(name) ?? 0) + st.weights[k]! / 2));
+        return { names: [...weights.keys()], weights: [...weights.values()] };
+      },
+    };
+  }
   if (kind === 'rescored') return rescored(scaledError, mean);
   if (kind === 'geometric') return rescored(scaledError, (xs) => Math.exp(mean(xs.map((x) => Math.log(Math.max(x, 1e-12))))));
   if (kind === 'recent' && a) {
@@ -555,7 +577,7 @@ function ruleOf(text: string): ChoiceRule {
     };
   }
   throw new Error(
-    `unknown rule ${text}: without:FAMILY[,FAMILY], window-median, median-of-3, partial:L:M, rescored, geometric, recent:D, seasonal-scale, stack:K[:STEP], random-walk:ALPHA, fixed:FAMILY[,FAMILY][:median] or fixed-small:FAMILY[,FAMILY][:median]`,
+    `unknown rule ${text}: without:FAMILY[,FAMILY], window-median, median-of-3, partial:L:M, rescored, geometric, recent:D, seasonal-scale, stack:K[:STEP], random-walk:ALPHA, fixed:FAMILY[,FAMILY][:median], fixed-small:FAMILY[,FAMILY][:median] or hedge`,
   );
 }
 
