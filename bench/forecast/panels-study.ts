@@ -23,6 +23,8 @@
  *   npx tsx bench/forecast/panels-study.ts choice [RULE]    the several-origins bar of a selection rule, offline
  *   npx tsx bench/forecast/panels-study.ts compare BASE EXP  the same bar between two checkouts' studies (each collected
  *                                                            at the origins 0-3), for an engine change
+ *   npx tsx bench/forecast/panels-study.ts hindsight         ours, our best family and R's best model in hindsight
+ *                                                            over the origins, by panel size (needs the panel runs too)
  * The engine's choice (each series' own, or one structure across a panel of MIN_POOLED_SERIES or more) is
  * rebuilt from the stored candidates at every origin collected (0-3), and a RULE's choice is compared with it
  * panel-origin by panel-origin as panels-origins.ts compare does in the engine; without a RULE, the rebuilt choice
@@ -77,7 +79,7 @@ import { withDateCache } from '../../src/training/dates.js';
 import { trainingInputOf } from './panels-child.js';
 import { EXTRA_PANELS, FRESH_PANELS, PANELS, uploadOf, type Panel } from './panels-data.js';
 import { OUT } from './panels-ours.js';
-import { atOrigin, keepsEnoughAtOrigin, ORIGIN } from './panels.js';
+import { atOrigin, keepsEnoughAtOrigin, ORIGIN, panelMeans, runName, type StoredRun } from './panels.js';
 import { barOf } from './panels-origins.js';
 
 export interface Candidate {
@@ -605,6 +607,52 @@ function choiceStudy(ruleText?: string) {
 }
 
 /**
+ * Over the collected origins, by panel size (2-3 series choose each their own, 4 or more one structure across them):
+ * the engine's mean MASE from the panel runs at the same origins (`npx tsx bench/forecast/panels-origins.ts run
+ * --with-r`), our best family alone per panel-origin chosen after seeing the hidden values (from the study), and R's
+ * best model per panel-origin chosen the same way (from the panel runs). Where our best family in hindsight is ahead
+ * of R's, the fits are good enough and what is short is the choice among them.
+ */
+function hindsight() {
+  const rows: { small: boolean; ours: number; family: number; r: number }[] = [];
+  for (const k of STUDY_ORIGINS) {
+    if (!existsSync(studyFile(k))) continue;
+    const study = JSON.parse(readFileSync(studyFile(k), 'utf8')) as StudySeries[];
+    const runs = new Map<string, { ours: number; r: number }>();
+    for (const set of [{}, { extra: true }, { fresh: true }]) {
+      const path = join(OUT, `${runName({ ...set, origin: k })}.json`);
+      if (!existsSync(path)) throw new Error(`no ${path}: run \`npx tsx bench/forecast/panels-origins.ts run --with-r\` first`);
+      for (const result of (JSON.parse(readFileSync(path, 'utf8')) as StoredRun).results) {
+        const means = panelMeans(result);
+        if (means.ours !== undefined && means.forecast === means.scored && means.bestR) runs.set(result.id, { ours: means.ours, r: means.bestR[1] });
+      }
+    }
+    for (const id of [...new Set(study.map((s) => s.panel))]) {
+      const series = study.filter((s) => s.panel === id && s.scale > 0);
+      const run = runs.get(id);
+      if (series.length === 0 || !run) continue;
+      const byFamily = new Map<string, number[]>();
+      for (const s of series)
+        for (const c of s.candidates) {
+          if (!c.final || c.error === null) continue;
+          byFamily.set(c.name, [...(byFamily.get(c.name) ?? []), maseOf(s, c.final)]);
+        }
+      const family = Math.min(...[...byFamily.values()].filter((v) => v.length === series.length).map(mean));
+      rows.push({ small: series.length < MIN_POOLED_SERIES, ...run, family });
+    }
+  }
+  for (const [label, of] of [
+    [`panels of 2-${MIN_POOLED_SERIES - 1} series`, rows.filter((row) => row.small)],
+    [`panels of ${MIN_POOLED_SERIES} or more`, rows.filter((row) => !row.small)],
+    ['all', rows],
+  ] as const) {
+    console.log(
+      `${label}: ${of.length} panel-origins; ours ${mean(of.map((row) => row.ours)).toFixed(3)}, our best family in hindsight ${mean(of.map((row) => row.family)).toFixed(3)}, R's best in hindsight ${mean(of.map((row) => row.r)).toFixed(3)}`,
+    );
+  }
+}
+
+/**
  * Two engines' choices compared offline: each checkout's study (`collect` at the origins 0-3 in each), the engine's
  * choice rebuilt from each, panel-origin by panel-origin, with panels-origins.ts's bar. An engine change that
  * alters the candidates (windows, families, fits) is estimated so in the minutes of two collections.
@@ -669,6 +717,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       if (!base || !exp) throw new Error('usage: panels-study.ts compare BASE_CHECKOUT EXP_CHECKOUT');
       compareEngines(base, exp);
     });
+  } else if (mode === 'hindsight') {
+    inOneLine(hindsight);
   } else if (mode === 'parity') {
     parity(JSON.parse(readFileSync(FILE, 'utf8')) as StudySeries[]);
   } else {
