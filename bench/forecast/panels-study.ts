@@ -436,18 +436,23 @@ function recentError(s: StudySeries, st: Structure, decay: number): number {
 }
 
 /**
+ * The best structure over some series by a score: as a choice across series (`pooled`: the families that compete only
+ * there too) or as a series' own (chooseWinner's families and ties).
+ */
+function structureOver(over: StudySeries[], pooled: boolean, score: (st: Structure) => number): Structure | null {
+  const names = over[0]!.candidates.map((c) => c.name).filter((name) => over.every((x) => usable(x, name)) && (pooled || !POOLED_ONLY.has(name)));
+  if (names.length === 0) return null;
+  return structuresBy(names, score, !pooled).reduce((best, st) => (compareErrors(score(st), score(best)) < 0 ? st : best));
+}
+
+/**
  * The engine's choice (a series' own, or one structure across a panel of MIN_POOLED_SERIES or more) rebuilt with
  * another error of a structure on one series and another average of it over the panel's series; `rescored` with
  * the engine's own (scaledError, mean) changes no panel-origin, which checks the rebuilding.
  */
 function rescored(errorOn: (s: StudySeries, st: Structure) => number, average: (xs: number[]) => number): ChoiceRule {
   const memo = new Map<StudySeries[], Structure | null>();
-  const chosen = (over: StudySeries[], pooled: boolean): Structure | null => {
-    const names = over[0]!.candidates.map((c) => c.name).filter((name) => over.every((x) => usable(x, name)) && (pooled || !POOLED_ONLY.has(name)));
-    if (names.length === 0) return null;
-    const score = (st: Structure) => average(over.map((x) => errorOn(x, st)));
-    return structuresBy(names, score, !pooled).reduce((best, st) => (compareErrors(score(st), score(best)) < 0 ? st : best));
-  };
+  const chosen = (over: StudySeries[], pooled: boolean) => structureOver(over, pooled, (st) => average(over.map((x) => errorOn(x, st))));
   return {
     choose: (s, panel) => {
       if (panel.length < MIN_POOLED_SERIES) return chosen([s], false);
@@ -532,11 +537,7 @@ function ruleOf(text: string): ChoiceRule {
       choose: (s, panel) => {
         if (panel.length >= MIN_POOLED_SERIES || panel.length < 2) return null;
         const mine = own.choose!(s, panel);
-        if (!across.has(panel)) {
-          const names = panel[0]!.candidates.map((c) => c.name).filter((name) => panel.every((x) => usable(x, name)) && !POOLED_ONLY.has(name));
-          const score = (st: Structure) => mean(panel.map((x) => scaledError(x, st)));
-          across.set(panel, names.length === 0 ? null : structuresBy(names, score).reduce((best, st) => (compareErrors(score(st), score(best)) < 0 ? st : best)));
-        }
+        if (!across.has(panel)) across.set(panel, structureOver(panel, false, (st) => mean(panel.map((x) => scaledError(x, st)))));
         const theirs = across.get(panel)!;
         if (!mine || !theirs || mine.combine || theirs.combine) return null;
         const weights = new Map<string, number>();
