@@ -71,9 +71,12 @@ function pairedMeans(before: Map<string, number | undefined>, after: Map<string,
   return [pairs.reduce((s, [x]) => s + x, 0) / pairs.length, pairs.reduce((s, [, y]) => s + y, 0) / pairs.length];
 }
 
+/** Whether a panel-origin's mean moved between two engines (beyond rounding). */
+export const moved = ([x, y]: readonly [number, number]) => Math.abs(x - y) > 1e-9 * Math.max(1, Math.abs(x));
+
 /** The bar over panel-origins' means before and after a change: how many changed, better and worse, their geometric mean, the verdict. */
 export function barOf(pairs: readonly (readonly [number, number])[]) {
-  const ratios = pairs.filter(([x, y]) => Math.abs(x - y) > 1e-9 * Math.max(1, Math.abs(x))).map(([x, y]) => y / x);
+  const ratios = pairs.filter(moved).map(([x, y]) => y / x);
   const better = ratios.filter((r) => r < 1).length;
   const worse = ratios.length - better;
   const geomean = ratios.length > 0 ? Math.exp(ratios.reduce((s, r) => s + Math.log(r), 0) / ratios.length) : 1;
@@ -99,7 +102,7 @@ function compare(baseDir: string, expDir: string): void {
         if (!means) continue;
         const [x, y] = means;
         pairs.push(means);
-        if (Math.abs(x - y) <= 1e-9 * Math.max(1, Math.abs(x))) continue;
+        if (!moved(means)) continue;
         console.log(`origin ${origin}  ${set.name.padEnd(10)}  ${id.padEnd(32)}  ${x.toFixed(3)} -> ${y.toFixed(3)}`);
       }
     }
@@ -111,6 +114,38 @@ function compare(baseDir: string, expDir: string): void {
   );
 }
 
+/** One panel at one origin as this checkout's runs with R's models scored it (panels.ts panelMeans; ours forecast every series). */
+export interface PanelOrigin {
+  set: (typeof SETS)[number]['name'];
+  origin: number;
+  id: string;
+  ours: number;
+  /** The best naive's mean MASE. */
+  naive: number;
+  /** R's best model's, chosen after seeing the hidden values. */
+  r: number;
+  /** Each R model's where it ran on every series. */
+  models: Partial<Record<string, number>>;
+}
+
+/** Every panel-origin of this checkout's 12 runs with R's models (`run --with-r`); throws where a run is missing or has no R. */
+export function panelOrigins(): PanelOrigin[] {
+  const rows: PanelOrigin[] = [];
+  for (const origin of ORIGINS) {
+    for (const set of SETS) {
+      const path = join(OUT, fileOf(set, origin));
+      if (!existsSync(path)) throw new Error(`missing ${path}: run \`npx tsx bench/forecast/panels-origins.ts run --with-r\` first`);
+      for (const result of (JSON.parse(readFileSync(path, 'utf8')) as StoredRun).results) {
+        const means = panelMeans(result);
+        if (means.ours === undefined || means.forecast < means.scored) continue;
+        if (!means.bestR) throw new Error(`${path} has no R model for ${result.id}: run \`npx tsx bench/forecast/panels-origins.ts run --with-r\`, not \`run\``);
+        rows.push({ set: set.name, origin, id: result.id, ours: means.ours, naive: means.bestNaive[1], r: means.bestR[1], models: means.r });
+      }
+    }
+  }
+  return rows;
+}
+
 /**
  * The issue's two panel targets read at every origin rather than the last alone: per set and origin, the panels at or
  * below their best naive and the mean of ours against the mean of R's best model per panel (R's best chosen after
@@ -118,26 +153,8 @@ function compare(baseDir: string, expDir: string): void {
  * panel's mean by up to 14% either way, so the four origins say more than the last one.
  */
 function targets(): void {
-  const rows: { set: string; origin: number; id: string; ours: number; naive: number; r: number; models: Partial<Record<string, number>> }[] = [];
-  for (const origin of ORIGINS) {
-    for (const set of SETS) {
-      const path = join(OUT, fileOf(set, origin));
-      if (!existsSync(path)) {
-        console.error(`missing ${path}: run this script's 'run --with-r' first`);
-        process.exit(1);
-      }
-      for (const result of (JSON.parse(readFileSync(path, 'utf8')) as StoredRun).results) {
-        const means = panelMeans(result);
-        if (means.ours === undefined || means.forecast < means.scored) continue;
-        if (!means.bestR) {
-          console.error(`${path} has no R model for ${result.id}: run this script's 'run --with-r', not 'run'`);
-          process.exit(1);
-        }
-        rows.push({ set: set.name, origin, id: result.id, ours: means.ours, naive: means.bestNaive[1], r: means.bestR[1], models: means.r });
-      }
-    }
-  }
-  type Row = (typeof rows)[number];
+  const rows = panelOrigins();
+  type Row = PanelOrigin;
   const meanOf = (of: Row[], pick: (row: Row) => number) => of.reduce((sum, row) => sum + pick(row), 0) / of.length;
   const line = (label: string, of: Row[]) => {
     const [ours, r] = [meanOf(of, (row) => row.ours), meanOf(of, (row) => row.r)];
@@ -166,7 +183,14 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const [mode, ...args] = process.argv.slice(2);
   if (mode === 'run') run(args[0] === '--with-r');
   else if (mode === 'compare' && args[0]) compare(resolve(args[0]), resolve(args[1] ?? '.'));
-  else if (mode === 'targets') targets();
+  else if (mode === 'targets') {
+    try {
+      targets();
+    } catch (error) {
+      console.error((error as Error).message);
+      process.exit(1);
+    }
+  }
   else {
     console.error('usage: panels-origins.ts run [--with-r] | compare BASE_CHECKOUT [EXP_CHECKOUT] | targets');
     process.exit(2);

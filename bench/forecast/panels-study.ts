@@ -79,8 +79,8 @@ import { withDateCache } from '../../src/training/dates.js';
 import { trainingInputOf } from './panels-child.js';
 import { EXTRA_PANELS, FRESH_PANELS, PANELS, uploadOf, type Panel } from './panels-data.js';
 import { OUT } from './panels-ours.js';
-import { atOrigin, keepsEnoughAtOrigin, ORIGIN, panelMeans, runName, type StoredRun } from './panels.js';
-import { barOf } from './panels-origins.js';
+import { atOrigin, keepsEnoughAtOrigin, ORIGIN } from './panels.js';
+import { barOf, moved, panelOrigins } from './panels-origins.js';
 
 export interface Candidate {
   name: string;
@@ -600,7 +600,7 @@ function choiceStudy(ruleText?: string) {
     for (const series of panelsOf(all)) {
       const means: [number, number] = [mean(engineChoice(series)), mean(engineChoice(series, rule))];
       pairs.push(means);
-      if (means[0] !== means[1]) console.log(`  origin ${k} ${series[0]!.panel}: ${means[0].toFixed(3)} -> ${means[1].toFixed(3)}`);
+      if (moved(means)) console.log(`  origin ${k} ${series[0]!.panel}: ${means[0].toFixed(3)} -> ${means[1].toFixed(3)}`);
     }
   }
   const bar = barOf(pairs);
@@ -615,22 +615,14 @@ function choiceStudy(ruleText?: string) {
  * of R's, the fits are good enough and what is short is the choice among them.
  */
 function hindsight() {
+  const runs = panelOrigins();
   const rows: { small: boolean; ours: number; family: number; r: number }[] = [];
   for (const k of STUDY_ORIGINS) {
     if (!existsSync(studyFile(k))) continue;
     const study = JSON.parse(readFileSync(studyFile(k), 'utf8')) as StudySeries[];
-    const runs = new Map<string, { ours: number; r: number }>();
-    for (const set of [{}, { extra: true }, { fresh: true }]) {
-      const path = join(OUT, `${runName({ ...set, origin: k })}.json`);
-      if (!existsSync(path)) throw new Error(`no ${path}: run \`npx tsx bench/forecast/panels-origins.ts run --with-r\` first`);
-      for (const result of (JSON.parse(readFileSync(path, 'utf8')) as StoredRun).results) {
-        const means = panelMeans(result);
-        if (means.ours !== undefined && means.forecast === means.scored && means.bestR) runs.set(result.id, { ours: means.ours, r: means.bestR[1] });
-      }
-    }
     for (const id of [...new Set(study.map((s) => s.panel))]) {
       const series = study.filter((s) => s.panel === id && s.scale > 0);
-      const run = runs.get(id);
+      const run = runs.find((row) => row.origin === k && row.id === id);
       if (series.length === 0 || !run) continue;
       const byFamily = new Map<string, number[]>();
       for (const s of series)
@@ -639,7 +631,7 @@ function hindsight() {
           byFamily.set(c.name, [...(byFamily.get(c.name) ?? []), maseOf(s, c.final)]);
         }
       const family = Math.min(...[...byFamily.values()].filter((v) => v.length === series.length).map(mean));
-      rows.push({ small: series.length < MIN_POOLED_SERIES, ...run, family });
+      rows.push({ small: series.length < MIN_POOLED_SERIES, ours: run.ours, r: run.r, family });
     }
   }
   for (const [label, of] of [
@@ -669,7 +661,7 @@ function compareEngines(baseCheckout: string, expCheckout: string) {
       if (sa!.length === 0 || sb!.length === 0) continue;
       const means: [number, number] = [mean(engineChoice(sa!)), mean(engineChoice(sb!))];
       pairs.push(means);
-      if (means[0] !== means[1]) console.log(`  origin ${k} ${id}: ${means[0].toFixed(3)} -> ${means[1].toFixed(3)}`);
+      if (moved(means)) console.log(`  origin ${k} ${id}: ${means[0].toFixed(3)} -> ${means[1].toFixed(3)}`);
     }
   }
   const bar = barOf(pairs);
