@@ -14,7 +14,8 @@ import { predictRows, type EngineState, type OutputState, type RowToPredict, typ
 import { errorsByStep, heldOutCoverage, intervalWidths, type WindowErrors } from './intervals.js';
 import { hiddenLayerWidth } from './brain-network.js';
 import { DEFAULT_DEVIATION_TARGET, DEFAULT_LEARNING_RATE, hiddenLayerCount } from './legacy.js';
-import { familiesFor, POOLING_FAMILIES } from './models/candidates.js';
+import { familiesFor, LOG_SCALE_NAMES, POOLING_FAMILIES } from './models/candidates.js';
+import { aboveZero } from './models/log-scale.js';
 import { longestPeriod, type FamilyParams, type FitRows, type ModelFamily, type SeriesInfo } from './models/model.js';
 import { ProgressReporter, type EngineHooks } from './progress.js';
 import { diff } from './models/closed-forms.js';
@@ -223,7 +224,7 @@ export function prepareSeries(input: TrainingInput, analysis: Analysis, seed: nu
   const selection = plan.selection ?? {};
   const outputs = analysis.columns
     .filter((c) => c.role === 'output')
-    .map((col) => ({ col, families: [...withoutUnfitFamilies(plan.choose(col.kind, info, n), col, analysis, info, selection), ...poolingFamilies(col, selection)] }));
+    .map((col) => ({ col, families: withoutUnfitFamilies([...plan.choose(col.kind, info, n), ...poolingFamilies(col, selection)], col, analysis, info, selection) }));
   // Weighted by each family's own cost estimate, over the families that apply, so Advance moves evenly.
   const windows = backtest.splits.length;
   const cost = outputs.reduce(
@@ -253,13 +254,16 @@ function seasonShown(values: number[], season: number): boolean {
 }
 
 /**
- * An output's families less those the plan asks a sign of in the series that this one does not give: the level
- * families where it asks for a level-stationary series, the seasonal naives where it asks for a season.
+ * An output's families less those the series gives no ground for: the logarithm families (models/log-scale.ts)
+ * on a series with a value at or below zero, and where the plan asks a sign, the level families on a series that
+ * is not level-stationary and the seasonal naives on one whose differences do not show the season.
  */
 function withoutUnfitFamilies(families: ModelFamily[], col: ColumnSpec, analysis: Analysis, info: SeriesInfo, selection: SelectionOptions): ModelFamily[] {
-  if (!(selection.levelsOnlyWhenStationary || selection.seasonalNaivesOnlyWhenSeasonal) || col.kind !== 'numeric' || !info.timeOrdered) return families;
+  const asks = families.some((f) => LOG_SCALE_NAMES.has(f.name)) || selection.levelsOnlyWhenStationary || selection.seasonalNaivesOnlyWhenSeasonal;
+  if (!asks || col.kind !== 'numeric' || !info.timeOrdered) return families;
   const values = analysis.known.map((i) => parseNumber((analysis.readers[i] as CellReader)(col.name)) as number);
   const unfit = new Set<string>();
+  if (!aboveZero(values)) LOG_SCALE_NAMES.forEach((name) => unfit.add(name));
   if (selection.levelsOnlyWhenStationary && !levelStationary(values)) LEVEL_NAMES.forEach((name) => unfit.add(name));
   if (selection.seasonalNaivesOnlyWhenSeasonal && !seasonShown(values, info.season)) SEASONAL_NAIVE_NAMES.forEach((name) => unfit.add(name));
   return unfit.size === 0 ? families : families.filter((f) => !unfit.has(f.name));

@@ -110,6 +110,26 @@ describe('a long upload of six industries keyed by a column', () => {
   });
 });
 
+describe('a long upload of four countries growing in percent', () => {
+  it('is forecast on logarithms, chosen across the series, and keeps each growth rate', { timeout: ENGINE_TIMEOUT }, async () => {
+    // 2%, 4%, 6% and 8% a year with a wobble of 1%; the last 4 of 30 years hidden. Drift on the levels falls behind.
+    const truth = (s: number, t: number) => 1000 * (s + 1) * (1 + 0.02 * (s + 1)) ** t * (1 + 0.01 * Math.sin(t * (s + 2)));
+    const lines = ['country,year,value'];
+    for (let s = 0; s < 4; s++) for (let t = 0; t < 30; t++) lines.push(`c${s},${1990 + t},${t < 26 ? truth(s, t).toFixed(2) : ''}`);
+    const { jobId } = await jobs.jobWithData(`${lines.join('\n')}\n`);
+    await jobs.finished(jobId);
+    const selection = (await jobs.stat(jobId)).Selection;
+    expect(selection?.outputs[0]?.chosen).toMatch(/^log_/);
+    expect(selection?.outputs[0]?.description).toMatch(/ \(chosen across 4 series\)/);
+    const rows = await jobs.output(jobId);
+    expect(rows).toHaveLength(16);
+    for (const row of rows) {
+      const s = Number(String(row.country).slice(1));
+      expect(Math.abs(Number(row.value) / truth(s, Number(row.year) - 1990) - 1), `${row.country} ${row.year}`).toBeLessThan(0.03);
+    }
+  });
+});
+
 describe('a wide upload with two value columns empty at the end', () => {
   it('forecasts both columns, and never fills the first one with a mean', { timeout: ENGINE_TIMEOUT }, async () => {
     const lines = data('us-employment.csv').trim().split('\n');

@@ -10,6 +10,7 @@ import { forestClassifierFamily, forestFamily } from './forest.js';
 import { globalForecastFamily } from './global-forecast.js';
 import { harmonicFamily } from './harmonic.js';
 import { arFamily, linearArFamily, linearDiffFamily, linearFamily } from './linear.js';
+import { logScaleFamily } from './log-scale.js';
 import { logisticFamily } from './logistic.js';
 import type { ModelFamily, OutputKind } from './model.js';
 import { mstlFamily } from './mstl.js';
@@ -42,11 +43,22 @@ export function familiesFor(kind: OutputKind): ModelFamily[] {
 
 /**
  * Families that compete only in a choice across many series (issue 33), never in one series' own choice:
- * auto.arima's differencing, alone and with AR terms, whose d and p are each series' own. The one list that
+ * auto.arima's differencing, alone and with AR terms, whose d and p are each series' own, and drift, ETS and
+ * Theta on logarithms (models/log-scale.ts). The one list that
  * series-run.ts adds to a pooled plan, selection.ts keeps out of a series' own choice (POOLED_ONLY), and a
  * stored model may name.
  */
-export const POOLING_FAMILIES: readonly ModelFamily[] = [differencedFamily, differencedArFamily];
+export const POOLING_FAMILIES: readonly ModelFamily[] = [
+  differencedFamily,
+  differencedArFamily,
+  // Geometric growth and proportional errors, for a series above zero (series-run.ts keeps them to such series).
+  logScaleFamily(naiveFamilies.find((f) => f.name === 'drift') as ModelFamily),
+  logScaleFamily(etsFamily),
+  logScaleFamily(thetaFamily),
+];
+
+/** Names of the families fitted on logarithms, which only a series above zero tries (series-run.ts). */
+export const LOG_SCALE_NAMES = new Set(POOLING_FAMILIES.filter((f) => f.name.startsWith('log_')).map((f) => f.name));
 
 /** Families a stored model may name that never compete on one series: a panel's global model and POOLING_FAMILIES. */
 const storedOnly: ModelFamily[] = [globalForecastFamily, ...POOLING_FAMILIES];
