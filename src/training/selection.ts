@@ -205,8 +205,8 @@ export interface SelectionOptions {
  * against 1.354 as a candidate of the choice across series only. Its AR terms (models/differenced-ar.ts) likewise.
  * Drift, ETS and Theta on logarithms (models/log-scale.ts) too: as candidates of every choice, the corpus of 67
  * single series went 0.827 -> 0.846 of the best naive and Iowa's 3 sources 2.586 -> 4.117 (three more candidates
- * ranked on 3 windows); in the choice across series alone, 21 of 35 changed panel-origins better, 0.956
- * (docs/benchmarks.md, panels).
+ * ranked on 3 windows); in the choice across series alone, 21 of 35 changed panel-origins better, 0.956, and the
+ * differencing on logarithms on top of them 5 of 7, 0.993 (docs/benchmarks.md, panels).
  */
 export const POOLED_ONLY = new Set(POOLING_FAMILIES.map((family) => family.name));
 

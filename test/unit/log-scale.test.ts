@@ -23,7 +23,7 @@ describe('families on logarithms (Box-Cox lambda 0)', () => {
   it('predicts the same after a JSON round trip and says it works on logarithms', () => {
     const random = noise(3);
     const values = growth.map((v) => v * Math.exp(0.02 * random()));
-    for (const name of ['log_drift', 'log_ets', 'log_theta']) {
+    for (const name of ['log_drift', 'log_ets', 'log_theta', 'log_differenced', 'log_differenced_ar']) {
       const family = familyNamed('numeric', name);
       const fitted = family.fit(rowsOf(values), seasonContext(4));
       const revived = family.revive(JSON.parse(JSON.stringify(fitted.state)));
@@ -63,7 +63,7 @@ describe('families on logarithms (Box-Cox lambda 0)', () => {
     const shifted = trainModel(panel(1500)).selection?.outputs[0];
     expect(shifted?.chosen).not.toMatch(/^log_/);
     const logs = shifted?.candidates.filter((c) => c.name.startsWith('log_')) ?? [];
-    expect(logs.map((c) => c.description)).toEqual(['log_drift on 3 of 4 series', 'log_ets on 3 of 4 series', 'log_theta on 3 of 4 series']);
+    expect(logs.map((c) => c.description)).toEqual(['log_drift', 'log_ets', 'log_theta', 'log_differenced', 'log_differenced_ar'].map((name) => `${name} on 3 of 4 series`));
     // One series alone never tries them (its choice rests on its own 3 windows).
     const alone = trainModel({ header: ['year', 'value'], columns: columns.slice(1), rows: panel(0).rows.slice(90).map((row) => row.slice(1)), params: { seed: 7 } });
     expect(alone.selection?.outputs[0]?.candidates.map((c) => c.name).filter((name) => name.startsWith('log_'))).toEqual([]);

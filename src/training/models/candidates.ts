@@ -43,18 +43,21 @@ export function familiesFor(kind: OutputKind): ModelFamily[] {
 
 /**
  * Families that compete only in a choice across many series (issue 33), never in one series' own choice:
- * auto.arima's differencing, alone and with AR terms, whose d and p are each series' own, and drift, ETS and
- * Theta on logarithms (models/log-scale.ts). The one list that
+ * auto.arima's differencing, alone and with AR terms, whose d and p are each series' own, and drift, ETS,
+ * Theta and that differencing on logarithms (models/log-scale.ts). The one list that
  * series-run.ts adds to a pooled plan, selection.ts keeps out of a series' own choice (POOLED_ONLY), and a
  * stored model may name.
  */
 export const POOLING_FAMILIES: readonly ModelFamily[] = [
   differencedFamily,
   differencedArFamily,
-  // Geometric growth and proportional errors, for a series above zero (series-run.ts keeps them to such series).
+  // Geometric growth and proportional errors, for a series above zero (series-run.ts keeps them to such series);
+  // the differencing on logarithms is auto.arima's on a series growing in percent (214 countries' population).
   logScaleFamily(naiveFamilies.find((f) => f.name === 'drift') as ModelFamily),
   logScaleFamily(etsFamily),
   logScaleFamily(thetaFamily),
+  logScaleFamily(differencedFamily),
+  logScaleFamily(differencedArFamily),
 ];
 
 /** Names of the families fitted on logarithms, which only a series above zero tries (series-run.ts). */
