@@ -48,20 +48,20 @@ export function familiesFor(kind: OutputKind): ModelFamily[] {
  * series-run.ts adds to a pooled plan, selection.ts keeps out of a series' own choice (POOLED_ONLY), and a
  * stored model may name.
  */
-export const POOLING_FAMILIES: readonly ModelFamily[] = [
+// Geometric growth and proportional errors, for a series above zero (series-run.ts keeps them to such series); the
+// differencing on logarithms is auto.arima's on a series growing in percent (214 countries' population).
+const logScaleFamilies: ModelFamily[] = [
+  naiveFamilies.find((f) => f.name === 'drift') as ModelFamily,
+  etsFamily,
+  thetaFamily,
   differencedFamily,
   differencedArFamily,
-  // Geometric growth and proportional errors, for a series above zero (series-run.ts keeps them to such series);
-  // the differencing on logarithms is auto.arima's on a series growing in percent (214 countries' population).
-  logScaleFamily(naiveFamilies.find((f) => f.name === 'drift') as ModelFamily),
-  logScaleFamily(etsFamily),
-  logScaleFamily(thetaFamily),
-  logScaleFamily(differencedFamily),
-  logScaleFamily(differencedArFamily),
-];
+].map(logScaleFamily);
+
+export const POOLING_FAMILIES: readonly ModelFamily[] = [differencedFamily, differencedArFamily, ...logScaleFamilies];
 
 /** Names of the families fitted on logarithms, which only a series above zero tries (series-run.ts). */
-export const LOG_SCALE_NAMES = new Set(POOLING_FAMILIES.filter((f) => f.name.startsWith('log_')).map((f) => f.name));
+export const LOG_SCALE_NAMES = new Set(logScaleFamilies.map((f) => f.name));
 
 /** Families a stored model may name that never compete on one series: a panel's global model and POOLING_FAMILIES. */
 const storedOnly: ModelFamily[] = [globalForecastFamily, ...POOLING_FAMILIES];
