@@ -46,6 +46,8 @@
  *   fixed-small:F[,F][:median]  the same for the series of panels under MIN_POOLED_SERIES (each series' own choice)
  *   hedge                     in panels of 2 or 3 series, the mean of each series' own choice and the choice across
  *                             the panel's series (where neither is a median)
+ *   own-with:FAMILY[,FAMILY]  in panels of 2 or 3 series, each series' own choice takes these families that otherwise
+ *                             compete only across series (selection.ts POOLED_ONLY) too
  * An estimate: a rule that clears it offline must still clear panels-origins.ts in the engine.
  */
 import { createHash } from 'node:crypto';
@@ -546,6 +548,23 @@ function ruleOf(text: string): ChoiceRule {
       },
     };
   }
+  if (kind === 'own-with' && a) {
+    const extra = new Set(a.split(','));
+    const bad = [...extra].filter((name) => !POOLED_ONLY.has(name));
+    if (bad.length > 0) throw new Error(`own-with:FAMILY[,FAMILY] takes families that compete only across series, not ${bad.join(', ')}`);
+    // chooseWinner leaves out every POOLED_ONLY name: the admitted ones compete under a name it does not know.
+    const alias = (name: string) => (extra.has(name) ? `${name}*` : name);
+    return {
+      choose: (s, panel) => {
+        if (panel.length >= MIN_POOLED_SERIES) return null;
+        const scored = s.candidates
+          .filter((c) => usable(s, c.name))
+          .map((c) => ({ family: { name: alias(c.name) }, predictions: c.bt, error: c.error, description: c.name })) as unknown as Scored[];
+        const winner = chooseWinner(scored, backtestOf(s), { time: [], features: [], target: s.btActual.flat() }, 'numeric', seriesPlan(panel.length, 0).selection);
+        return { names: winner.members.map((m) => m.family.name.replace(/\*$/, '')), weights: winner.members.map((m) => m.weight), combine: winner.combine };
+      },
+    };
+  }
   if (kind === 'rescored') return rescored(scaledError, mean);
   if (kind === 'geometric') return rescored(scaledError, (xs) => Math.exp(mean(xs.map((x) => Math.log(Math.max(x, 1e-12))))));
   if (kind === 'recent' && a) {
@@ -580,7 +599,7 @@ function ruleOf(text: string): ChoiceRule {
     };
   }
   throw new Error(
-    `unknown rule ${text}: without:FAMILY[,FAMILY], window-median, median-of-3, partial:L:M, rescored, geometric, recent:D, seasonal-scale, stack:K[:STEP], random-walk:ALPHA, fixed:FAMILY[,FAMILY][:median], fixed-small:FAMILY[,FAMILY][:median] or hedge`,
+    `unknown rule ${text}: without:FAMILY[,FAMILY], window-median, median-of-3, partial:L:M, rescored, geometric, recent:D, seasonal-scale, stack:K[:STEP], random-walk:ALPHA, fixed:FAMILY[,FAMILY][:median], fixed-small:FAMILY[,FAMILY][:median], hedge or own-with:FAMILY[,FAMILY]`,
   );
 }
 

@@ -13,11 +13,11 @@
  * gives it to each series with its own fits; the value columns of a wide upload (pooledWinners) and the series
  * of a long panel (panel-part.ts choosePanel, between scoring every series and refitting any) both use them.
  * Some families compete only in that choice (POOLED_ONLY: auto.arima's differencing, whose d is each series' own,
- * and the families on logarithms).
+ * and drift, ETS and Theta on logarithms).
  */
 import type { Backtest } from './backtest.js';
 import type { FitContext, FitRows, ModelFamily, PredictRows, SeriesInfo } from './models/model.js';
-import { POOLING_FAMILIES } from './models/candidates.js';
+import { ACROSS_SERIES_ONLY } from './models/candidates.js';
 import { medianOf, NAIVE_NAMES } from './models/naive.js';
 
 export const MAX_COMBINED = 3;
@@ -205,10 +205,13 @@ export interface SelectionOptions {
  * against 1.354 as a candidate of the choice across series only. Its AR terms (models/differenced-ar.ts) likewise.
  * Drift, ETS and Theta on logarithms (models/log-scale.ts) too: as candidates of every choice, the corpus of 67
  * single series went 0.827 -> 0.846 of the best naive and Iowa's 3 sources 2.586 -> 4.117 (three more candidates
- * ranked on 3 windows); in the choice across series alone, 21 of 35 changed panel-origins better, 0.956, and the
- * differencing on logarithms on top of them 5 of 7, 0.993 (docs/benchmarks.md, panels).
+ * ranked on 3 windows); in the choice across series alone, 21 of 35 changed panel-origins better, 0.956.
+ * auto.arima's differencing on logarithms (log_differenced, log_differenced_ar) is not among them: a panel's
+ * series tries it in its own choice too, where it forecasts what no family on the levels does (growth in percent
+ * that fades or keeps on) and won 14 of the 22 panel-origins it changed over four origins, 0.894; the differencing
+ * on the levels there lost all 6 it changed, 1.651 (docs/benchmarks.md, panels). A single-series upload never tries it.
  */
-export const POOLED_ONLY = new Set(POOLING_FAMILIES.map((family) => family.name));
+export const POOLED_ONLY = new Set(ACROSS_SERIES_ONLY.map((family) => family.name));
 
 /** The winner among the scored candidates (see the file's header). */
 export function chooseWinner(scored: Scored[], backtest: Backtest, data: FitRows, kind: 'numeric' | 'categorical', options: SelectionOptions = {}): Winner {

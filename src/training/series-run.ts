@@ -235,10 +235,10 @@ export function prepareSeries(input: TrainingInput, analysis: Analysis, seed: nu
 }
 
 /**
- * Families that compete only where the plan chooses one structure across many series (SelectionOptions.pooled):
- * auto.arima's differencing, alone (models/differenced.ts) and with AR terms (models/differenced-ar.ts), whose d
- * and p are each series' own. A series' own choice never takes them (selection.ts POOLED_ONLY); last in the list,
- * so ties go to the families before them.
+ * Families a series tries only where the plan is a panel's (SelectionOptions.pooled; candidates.ts
+ * POOLING_FAMILIES): auto.arima's differencing and the families on logarithms. All but the differencing on
+ * logarithms compete only in the choice across many series (selection.ts POOLED_ONLY); last in the list, so ties
+ * go to the families before them.
  */
 function poolingFamilies(col: ColumnSpec, selection: SelectionOptions): ModelFamily[] {
   return selection.pooled && col.kind === 'numeric' ? [...POOLING_FAMILIES] : [];

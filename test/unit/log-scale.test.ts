@@ -36,7 +36,7 @@ describe('families on logarithms (Box-Cox lambda 0)', () => {
     expect(() => logDrift.fit(rowsOf([3, 2, 0, 4]), seasonContext(1))).toThrow(/at or below zero/);
   });
 
-  it('competes only in the choice across a panel of series above zero, never in one series\' own choice', () => {
+  it('drift, ETS and Theta on logarithms compete only in the choice across a panel of series above zero', () => {
     const columns: ColumnSpec[] = [
       { name: 'country', role: 'input', kind: 'categorical' },
       { name: 'year', role: 'date', kind: 'numeric', datePart: 'year' },
@@ -66,6 +66,31 @@ describe('families on logarithms (Box-Cox lambda 0)', () => {
     expect(logs.map((c) => c.description)).toEqual(['log_drift', 'log_ets', 'log_theta', 'log_differenced', 'log_differenced_ar'].map((name) => `${name} on 3 of 4 series`));
     // One series alone never tries them (its choice rests on its own 3 windows).
     const alone = trainModel({ header: ['year', 'value'], columns: columns.slice(1), rows: panel(0).rows.slice(90).map((row) => row.slice(1)), params: { seed: 7 } });
+    expect(alone.selection?.outputs[0]?.candidates.map((c) => c.name).filter((name) => name.startsWith('log_'))).toEqual([]);
+  });
+
+  it("the differencing on logarithms competes in the own choice of a panel's few series too, never of one series alone", () => {
+    const columns: ColumnSpec[] = [
+      { name: 'region', role: 'input', kind: 'categorical' },
+      { name: 'year', role: 'date', kind: 'numeric', datePart: 'year' },
+      { name: 'value', role: 'output', kind: 'numeric' },
+    ];
+    // Growth that fades from 12% to 2% a year: the differences of the logarithms are an AR(1) around 2%, which
+    // auto.arima's differencing on logarithms with AR terms fits exactly and no family on the levels does.
+    const level = (s: number, t: number) => 500 * (s + 1) * Math.exp(0.02 * t + (0.1 + 0.05 * s) * (1 - 0.8 ** t) / 0.2);
+    const rows = [0, 1].flatMap((s) => Array.from({ length: 30 }, (_, t) => [`r${s}`, String(1990 + t), t < 26 ? level(s, t).toFixed(3) : '']));
+    const fading = trainModel({ header: ['region', 'year', 'value'], columns, rows, params: { seed: 7 } });
+    const chosen = fading.selection?.panel?.perSeries.map((s) => s.outputs[0]?.chosen);
+    expect(chosen).toEqual(['log_differenced_ar', 'log_differenced_ar']);
+    for (const [s, key] of ['r0', 'r1'].entries()) {
+      const values = fading.forecasts.filter((f) => f.values.region === key).map((f) => Number(f.values.value));
+      values.forEach((v, j) => expect(Math.abs(v / level(s, 26 + j) - 1)).toBeLessThan(0.005));
+    }
+    // Drift, ETS and Theta on logarithms are scored there and never taken: their windows would rank them by noise.
+    expect(fading.selection?.outputs[0]?.candidates.map((c) => c.name)).toEqual(expect.arrayContaining(['log_drift', 'log_ets', 'log_theta']));
+    expect(Object.keys(fading.selection?.panel?.wins ?? {}).filter((name) => /^log_(drift|ets|theta)$/.test(name))).toEqual([]);
+    // One series alone does not try it (the standing single-series tables: US nonfarm employment 79.4 -> 105).
+    const alone = trainModel({ header: ['year', 'value'], columns: columns.slice(1), rows: rows.slice(0, 30).map((row) => row.slice(1)), params: { seed: 7 } });
     expect(alone.selection?.outputs[0]?.candidates.map((c) => c.name).filter((name) => name.startsWith('log_'))).toEqual([]);
   });
 });

@@ -42,28 +42,24 @@ export function familiesFor(kind: OutputKind): ModelFamily[] {
 }
 
 /**
- * Families that compete only in a choice across many series (issue 33), never in one series' own choice:
- * auto.arima's differencing, alone and with AR terms, whose d and p are each series' own, and drift, ETS,
- * Theta and that differencing on logarithms (models/log-scale.ts). The one list that
- * series-run.ts adds to a pooled plan, selection.ts keeps out of a series' own choice (POOLED_ONLY), and a
- * stored model may name.
+ * Families only the series of a panel (or the value columns of a wide upload) try (issue 33), in the order they are
+ * added after the registry's: auto.arima's differencing, alone and with AR terms, whose d and p are each series'
+ * own, and drift, ETS, Theta and that differencing on logarithms (models/log-scale.ts). ACROSS_SERIES_ONLY of them
+ * compete only in a choice across many series (selection.ts POOLED_ONLY); the differencing on logarithms competes
+ * in a series' own choice too. The one list that series-run.ts adds to a panel's plan and a stored model may name.
  */
 // Geometric growth and proportional errors, for a series above zero (series-run.ts keeps them to such series); the
 // differencing on logarithms is auto.arima's on a series growing in percent (214 countries' population).
-const logScaleFamilies: ModelFamily[] = [
-  naiveFamilies.find((f) => f.name === 'drift') as ModelFamily,
-  etsFamily,
-  thetaFamily,
-  differencedFamily,
-  differencedArFamily,
-].map(logScaleFamily);
+const logScaleFamilies: ModelFamily[] = [naiveFamilies.find((f) => f.name === 'drift') as ModelFamily, etsFamily, thetaFamily].map(logScaleFamily);
+const logDifferencingFamilies: ModelFamily[] = [differencedFamily, differencedArFamily].map(logScaleFamily);
 
-export const POOLING_FAMILIES: readonly ModelFamily[] = [differencedFamily, differencedArFamily, ...logScaleFamilies];
+export const ACROSS_SERIES_ONLY: readonly ModelFamily[] = [differencedFamily, differencedArFamily, ...logScaleFamilies];
+export const POOLING_FAMILIES: readonly ModelFamily[] = [...ACROSS_SERIES_ONLY, ...logDifferencingFamilies];
 
 /** Names of the families fitted on logarithms, which only a series above zero tries (series-run.ts). */
-export const LOG_SCALE_NAMES = new Set(logScaleFamilies.map((f) => f.name));
+export const LOG_SCALE_NAMES = new Set([...logScaleFamilies, ...logDifferencingFamilies].map((f) => f.name));
 
-/** Families a stored model may name that never compete on one series: a panel's global model and POOLING_FAMILIES. */
+/** Families a stored model may name that a single-series upload never tries: a panel's global model and POOLING_FAMILIES. */
 const storedOnly: ModelFamily[] = [globalForecastFamily, ...POOLING_FAMILIES];
 
 export function familyNamed(kind: OutputKind, name: string): ModelFamily {
