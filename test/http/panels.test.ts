@@ -130,6 +130,26 @@ describe('a long upload of four countries growing in percent', () => {
   });
 });
 
+describe('a long upload of two regions whose growth fades', () => {
+  it("forecasts each on logarithms by its own choice, auto.arima's differencing with AR terms", { timeout: ENGINE_TIMEOUT }, async () => {
+    // Growth from 12% (17%) down to 2% a year: an AR(1) in the differences of the logarithms; the last 4 of 30 years hidden.
+    const truth = (s: number, t: number) => 500 * (s + 1) * Math.exp(0.02 * t + ((0.1 + 0.05 * s) * (1 - 0.8 ** t)) / 0.2);
+    const lines = ['region,year,value'];
+    for (let s = 0; s < 2; s++) for (let t = 0; t < 30; t++) lines.push(`r${s},${1990 + t},${t < 26 ? truth(s, t).toFixed(3) : ''}`);
+    const { jobId } = await jobs.jobWithData(`${lines.join('\n')}\n`);
+    await jobs.finished(jobId);
+    const panel = (await jobs.stat(jobId)).Selection?.panel;
+    // Two series choose each their own (fewer than the 4 that choose one structure across them).
+    expect(panel?.perSeries.map((s) => s.outputs[0]?.chosen)).toEqual(['log_differenced_ar', 'log_differenced_ar']);
+    const rows = await jobs.output(jobId);
+    expect(rows).toHaveLength(8);
+    for (const row of rows) {
+      const s = Number(String(row.region).slice(1));
+      expect(Math.abs(Number(row.value) / truth(s, Number(row.year) - 1990) - 1), `${row.region} ${row.year}`).toBeLessThan(0.005);
+    }
+  });
+});
+
 describe('a wide upload with two value columns empty at the end', () => {
   it('forecasts both columns, and never fills the first one with a mean', { timeout: ENGINE_TIMEOUT }, async () => {
     const lines = data('us-employment.csv').trim().split('\n');
