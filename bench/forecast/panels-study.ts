@@ -72,6 +72,7 @@ import {
   POOLED_ONLY,
   splitsError,
   type Scored,
+  type SelectionOptions,
 } from '../../src/training/selection.js';
 import { medianOf } from '../../src/training/models/naive.js';
 import { analyse } from '../../src/training/series.js';
@@ -353,6 +354,17 @@ function backtestOf(s: StudySeries): Backtest {
   return { scheme: 'rolling-origin', splits, horizon: Math.max(...s.btActual.map((a) => a.length)) };
 }
 
+/**
+ * A series' own choice (selection.ts chooseWinner) among stored candidates. chooseWinner leaves out every POOLED_ONLY
+ * family: those `admitted` compete under a name it does not know and are named again in the structure.
+ */
+function ownChoice(s: StudySeries, candidates: readonly Candidate[], options: SelectionOptions | undefined, admitted: ReadonlySet<string> = new Set()): Structure {
+  const alias = (name: string) => (admitted.has(name) ? `${name}*` : name);
+  const scored = candidates.map((c) => ({ family: { name: alias(c.name) }, predictions: c.bt, error: c.error, description: c.name })) as unknown as Scored[];
+  const winner = chooseWinner(scored, backtestOf(s), { time: [], features: [], target: s.btActual.flat() }, 'numeric', options);
+  return { names: winner.members.map((m) => m.family.name.replace(/\*$/, '')), weights: winner.members.map((m) => m.weight), combine: winner.combine };
+}
+
 const usable = (s: StudySeries, name: string) => s.candidates.some((c) => c.name === name && c.bt && c.error !== null && Number.isFinite(c.error) && c.final);
 const membersOf = (s: StudySeries, st: Structure) => st.names.map((name) => s.candidates.find((c) => c.name === name)!);
 const finalOf = (s: StudySeries, st: Structure) => {
@@ -370,11 +382,7 @@ function engineChoice(series: StudySeries[], rule: ChoiceRule = {}): number[] {
   const options = seriesPlan(series.length, 0).selection;
   const kept = (s: StudySeries) =>
     s.candidates.filter((c) => usable(s, c.name) && (!rule.keep || rule.keep(c.name))).map((c) => (rule.errorOf ? { ...c, error: rule.errorOf(s, c.bt!) } : c));
-  const own = (s: StudySeries) => {
-    const scored = kept(s).map((c) => ({ family: { name: c.name }, predictions: c.bt, error: c.error, description: c.name })) as unknown as Scored[];
-    const winner = chooseWinner(scored, backtestOf(s), { time: [], features: [], target: s.btActual.flat() }, 'numeric', options);
-    return { names: winner.members.map((m) => m.family.name), weights: winner.members.map((m) => m.weight), combine: winner.combine };
-  };
+  const own = (s: StudySeries) => ownChoice(s, kept(s), options);
   const outputs = series.filter((s) => !rule.pool || rule.pool(s)).map((s) => ({ scored: kept(s).map((c) => ({ family: { name: c.name }, predictions: c.bt, error: c.error })), actual: s.btActual, scale: rule.scaleOf ? rule.scaleOf(s) : s.naiveScale }));
   const structure = pooledStructure(outputs, options);
   return series.map((s) => {
@@ -525,10 +533,8 @@ function ruleOf(text: string): ChoiceRule {
       pool: (s) => !walks(s),
       choose: (s) => {
         if (!walks(s)) return null;
-        const scored = s.candidates.filter((c) => only.has(c.name) && usable(s, c.name)).map((c) => ({ family: { name: c.name }, predictions: c.bt, error: c.error, description: c.name })) as unknown as Scored[];
-        if (scored.length === 0) return null;
-        const winner = chooseWinner(scored, backtestOf(s), { time: [], features: [], target: s.btActual.flat() }, 'numeric', {});
-        return { names: winner.members.map((m) => m.family.name), weights: winner.members.map((m) => m.weight), combine: winner.combine };
+        const candidates = s.candidates.filter((c) => only.has(c.name) && usable(s, c.name));
+        return candidates.length === 0 ? null : ownChoice(s, candidates, {});
       },
     };
   }
@@ -552,17 +558,16 @@ function ruleOf(text: string): ChoiceRule {
     const extra = new Set(a.split(','));
     const bad = [...extra].filter((name) => !POOLED_ONLY.has(name));
     if (bad.length > 0) throw new Error(`own-with:FAMILY[,FAMILY] takes families that compete only across series, not ${bad.join(', ')}`);
-    // chooseWinner leaves out every POOLED_ONLY name: the admitted ones compete under a name it does not know.
-    const alias = (name: string) => (extra.has(name) ? `${name}*` : name);
     return {
-      choose: (s, panel) => {
-        if (panel.length >= MIN_POOLED_SERIES) return null;
-        const scored = s.candidates
-          .filter((c) => usable(s, c.name))
-          .map((c) => ({ family: { name: alias(c.name) }, predictions: c.bt, error: c.error, description: c.name })) as unknown as Scored[];
-        const winner = chooseWinner(scored, backtestOf(s), { time: [], features: [], target: s.btActual.flat() }, 'numeric', seriesPlan(panel.length, 0).selection);
-        return { names: winner.members.map((m) => m.family.name.replace(/\*$/, '')), weights: winner.members.map((m) => m.weight), combine: winner.combine };
-      },
+      choose: (s, panel) =>
+        panel.length >= MIN_POOLED_SERIES
+          ? null
+          : ownChoice(
+              s,
+              s.candidates.filter((c) => usable(s, c.name)),
+              seriesPlan(panel.length, 0).selection,
+              extra,
+            ),
     };
   }
   if (kind === 'rescored') return rescored(scaledError, mean);

@@ -31,6 +31,22 @@ async function restateAndRun(jobId: number, trainingId: number, roles: Record<st
   await jobs.finished(jobId);
 }
 
+/** Growth per key over the 30 years from 1990, `key0`, `key1` ...: the last 4 years of every series left empty. */
+type Growth = (series: number, year: number) => number;
+function annualPanel(key: string, series: number, truth: Growth, decimals: number): string {
+  const lines = [`${key},year,value`];
+  for (let s = 0; s < series; s++) for (let t = 0; t < 30; t++) lines.push(`${key[0]}${s},${1990 + t},${t < 26 ? truth(s, t).toFixed(decimals) : ''}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** Every forecast row of annualPanel's upload within `tolerance` (relative) of its truth. */
+function expectNearTruth(rows: Row[], key: string, truth: Growth, tolerance: number) {
+  for (const row of rows) {
+    const s = Number(String(row[key]).slice(1));
+    expect(Math.abs(Number(row.value) / truth(s, Number(row.year) - 1990) - 1), `${row[key]} ${row.year}`).toBeLessThan(tolerance);
+  }
+}
+
 const INDUSTRIES = ['Government', 'Mining and Extraction', 'Construction', 'Manufacturing', 'Wholesale and Retail Trade', 'Finance'];
 
 let close: () => Promise<void>;
@@ -114,19 +130,14 @@ describe('a long upload of four countries growing in percent', () => {
   it('is forecast on logarithms, chosen across the series, and keeps each growth rate', { timeout: ENGINE_TIMEOUT }, async () => {
     // 2%, 4%, 6% and 8% a year with a wobble of 1%; the last 4 of 30 years hidden. Drift on the levels falls behind.
     const truth = (s: number, t: number) => 1000 * (s + 1) * (1 + 0.02 * (s + 1)) ** t * (1 + 0.01 * Math.sin(t * (s + 2)));
-    const lines = ['country,year,value'];
-    for (let s = 0; s < 4; s++) for (let t = 0; t < 30; t++) lines.push(`c${s},${1990 + t},${t < 26 ? truth(s, t).toFixed(2) : ''}`);
-    const { jobId } = await jobs.jobWithData(`${lines.join('\n')}\n`);
+    const { jobId } = await jobs.jobWithData(annualPanel('country', 4, truth, 2));
     await jobs.finished(jobId);
     const selection = (await jobs.stat(jobId)).Selection;
     expect(selection?.outputs[0]?.chosen).toMatch(/^log_/);
     expect(selection?.outputs[0]?.description).toMatch(/ \(chosen across 4 series\)/);
     const rows = await jobs.output(jobId);
     expect(rows).toHaveLength(16);
-    for (const row of rows) {
-      const s = Number(String(row.country).slice(1));
-      expect(Math.abs(Number(row.value) / truth(s, Number(row.year) - 1990) - 1), `${row.country} ${row.year}`).toBeLessThan(0.03);
-    }
+    expectNearTruth(rows, 'country', truth, 0.03);
   });
 });
 
@@ -134,19 +145,14 @@ describe('a long upload of two regions whose growth fades', () => {
   it("forecasts each on logarithms by its own choice, auto.arima's differencing with AR terms", { timeout: ENGINE_TIMEOUT }, async () => {
     // Growth from 12% (17%) down to 2% a year: an AR(1) in the differences of the logarithms; the last 4 of 30 years hidden.
     const truth = (s: number, t: number) => 500 * (s + 1) * Math.exp(0.02 * t + ((0.1 + 0.05 * s) * (1 - 0.8 ** t)) / 0.2);
-    const lines = ['region,year,value'];
-    for (let s = 0; s < 2; s++) for (let t = 0; t < 30; t++) lines.push(`r${s},${1990 + t},${t < 26 ? truth(s, t).toFixed(3) : ''}`);
-    const { jobId } = await jobs.jobWithData(`${lines.join('\n')}\n`);
+    const { jobId } = await jobs.jobWithData(annualPanel('region', 2, truth, 3));
     await jobs.finished(jobId);
     const panel = (await jobs.stat(jobId)).Selection?.panel;
     // Two series choose each their own (fewer than the 4 that choose one structure across them).
     expect(panel?.perSeries.map((s) => s.outputs[0]?.chosen)).toEqual(['log_differenced_ar', 'log_differenced_ar']);
     const rows = await jobs.output(jobId);
     expect(rows).toHaveLength(8);
-    for (const row of rows) {
-      const s = Number(String(row.region).slice(1));
-      expect(Math.abs(Number(row.value) / truth(s, Number(row.year) - 1990) - 1), `${row.region} ${row.year}`).toBeLessThan(0.005);
-    }
+    expectNearTruth(rows, 'region', truth, 0.005);
   });
 });
 

@@ -2,8 +2,9 @@
  * A family fitted on the logarithms of a series above zero, its forecasts taken back by exp (the Box-Cox
  * transform with lambda 0, as R's forecast offers every model through `lambda = 0`). Growth in percent, as
  * prices, populations and exchange rates grow, is a straight line in logarithms: drift there is geometric
- * growth, ETS's additive errors are proportional ones, auto.arima's differences are growth rates. exp of a forecast of the mean log is the median of the
- * original scale, which is what the backtest's absolute error rewards, so no bias correction is made. Only a panel's
+ * growth, ETS's additive errors are proportional ones, auto.arima's differences are growth rates. exp of a
+ * forecast of the mean log is the median of the original scale, which is what the backtest's absolute error
+ * rewards, so no bias correction is made. Only a panel's
  * series try them (candidates.ts POOLING_FAMILIES), and only where the series is above zero (series-run.ts); drift,
  * ETS and Theta on logarithms compete only in the choice across its series, the differencing in a series' own
  * choice too (selection.ts POOLED_ONLY).
