@@ -9,7 +9,9 @@
  *   npx tsx bench/forecast/panels-origins.ts run --with-r        the 12 runs with R's models too (fits reused from
  *                                                                bench/.out/panels-r-peers.json where stored)
  *   npx tsx bench/forecast/panels-origins.ts targets             the issue's two targets at each origin and over the
- *                                                                four, from the runs with R's models
+ *                                                                four, from the runs with R's models (a set with
+ *                                                                none, e.g. held-out alone run with
+ *                                                                BENCH_PANELS_FRESH=1 BENCH_PANELS_ORIGIN=k, is left out)
  *
  * BASE and EXP are checkouts (a git worktree per engine: `git worktree add ../base <rev>`); ours is deterministic,
  * so the two may run at the same time. The bar: more changed panel-origins better than worse, and a geometric mean
@@ -129,10 +131,10 @@ export interface PanelOrigin {
 }
 
 /** Every panel-origin of this checkout's 12 runs with R's models (`run --with-r`); throws where a run is missing or has no R. */
-export function panelOrigins(): PanelOrigin[] {
+export function panelOrigins(sets: readonly (typeof SETS)[number][] = SETS): PanelOrigin[] {
   const rows: PanelOrigin[] = [];
   for (const origin of ORIGINS) {
-    for (const set of SETS) {
+    for (const set of sets) {
       const path = join(OUT, fileOf(set, origin));
       if (!existsSync(path)) throw new Error(`missing ${path}: run \`npx tsx bench/forecast/panels-origins.ts run --with-r\` first`);
       for (const result of (JSON.parse(readFileSync(path, 'utf8')) as StoredRun).results) {
@@ -153,7 +155,11 @@ export function panelOrigins(): PanelOrigin[] {
  * panel's mean by up to 14% either way, so the four origins say more than the last one.
  */
 function targets(): void {
-  const rows = panelOrigins();
+  // A set without a single run (its R fits not made on this machine, say) is left out and named; the lines over
+  // all sets are printed only when every set is there.
+  const present = SETS.filter((set) => ORIGINS.some((origin) => existsSync(join(OUT, fileOf(set, origin)))));
+  for (const set of SETS.filter((s) => !present.includes(s))) console.log(`${set.name}: no runs in ${OUT}, left out`);
+  const rows = panelOrigins(present);
   type Row = PanelOrigin;
   const meanOf = (of: Row[], pick: (row: Row) => number) => of.reduce((sum, row) => sum + pick(row), 0) / of.length;
   const line = (label: string, of: Row[]) => {
@@ -165,10 +171,12 @@ function targets(): void {
         `mean ours ${ours.toFixed(3)}, R's best ${r.toFixed(3)}, ours / R's best ${(ours / r).toFixed(3)}`,
     );
   };
-  for (const set of SETS) for (const origin of ORIGINS) line(`${set.name}, origin ${origin}`, rows.filter((row) => row.set === set.name && row.origin === origin));
-  for (const set of SETS) line(`${set.name}, four origins`, rows.filter((row) => row.set === set.name));
-  for (const origin of ORIGINS) line(`all, origin ${origin}`, rows.filter((row) => row.origin === origin));
-  line('all, four origins', rows);
+  for (const set of present) for (const origin of ORIGINS) line(`${set.name}, origin ${origin}`, rows.filter((row) => row.set === set.name && row.origin === origin));
+  for (const set of present) line(`${set.name}, four origins`, rows.filter((row) => row.set === set.name));
+  if (present.length === SETS.length) {
+    for (const origin of ORIGINS) line(`all, origin ${origin}`, rows.filter((row) => row.origin === origin));
+    line('all, four origins', rows);
+  }
   // R's best is each panel-origin's best model after seeing the hidden values; each model alone is what a user of R gets.
   for (const [model, label] of R_MODELS) {
     const ran = rows.filter((row) => row.models[model] !== undefined);
