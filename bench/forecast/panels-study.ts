@@ -48,6 +48,9 @@
  *                             the panel's series (where neither is a median)
  *   own-with:FAMILY[,FAMILY]  in panels of 2 or 3 series, each series' own choice takes these families that otherwise
  *                             compete only across series (selection.ts POOLED_ONLY) too
+ *   own-only:FAMILY[,FAMILY]  in panels of 2 or 3 series, each series' own choice among these families alone
+ *   own-single                in panels of 2 or 3 series, each series' own choice is its best family alone (no
+ *                             combination)
  * An estimate: a rule that clears it offline must still clear panels-origins.ts in the engine.
  */
 import { createHash } from 'node:crypto';
@@ -570,6 +573,24 @@ function ruleOf(text: string): ChoiceRule {
             ),
     };
   }
+  if (kind === 'own-only' && a) {
+    const only = new Set(a.split(','));
+    return {
+      choose: (s, panel) => {
+        if (panel.length >= MIN_POOLED_SERIES) return null;
+        const candidates = s.candidates.filter((c) => usable(s, c.name) && only.has(c.name));
+        return candidates.length === 0 ? null : ownChoice(s, candidates, seriesPlan(panel.length, 0).selection);
+      },
+    };
+  }
+  if (kind === 'own-single')
+    return {
+      choose: (s, panel) => {
+        if (panel.length >= MIN_POOLED_SERIES) return null;
+        const names = s.candidates.map((c) => c.name).filter((name) => usable(s, name) && !POOLED_ONLY.has(name));
+        return names.length === 0 ? null : structuresBy(names, (st) => scaledError(s, st), true)[0]!;
+      },
+    };
   if (kind === 'rescored') return rescored(scaledError, mean);
   if (kind === 'geometric') return rescored(scaledError, (xs) => Math.exp(mean(xs.map((x) => Math.log(Math.max(x, 1e-12))))));
   if (kind === 'recent' && a) {
@@ -604,7 +625,7 @@ function ruleOf(text: string): ChoiceRule {
     };
   }
   throw new Error(
-    `unknown rule ${text}: without:FAMILY[,FAMILY], window-median, median-of-3, partial:L:M, rescored, geometric, recent:D, seasonal-scale, stack:K[:STEP], random-walk:ALPHA, fixed:FAMILY[,FAMILY][:median], fixed-small:FAMILY[,FAMILY][:median], hedge or own-with:FAMILY[,FAMILY]`,
+    `unknown rule ${text}: without:FAMILY[,FAMILY], window-median, median-of-3, partial:L:M, rescored, geometric, recent:D, seasonal-scale, stack:K[:STEP], random-walk:ALPHA, fixed:FAMILY[,FAMILY][:median], fixed-small:FAMILY[,FAMILY][:median], hedge, own-with:FAMILY[,FAMILY], own-only:FAMILY[,FAMILY] or own-single`,
   );
 }
 
