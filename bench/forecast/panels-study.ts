@@ -25,6 +25,7 @@
  *                                                            at the origins 0-3), for an engine change
  *   npx tsx bench/forecast/panels-study.ts hindsight         ours, our best family and R's best model in hindsight
  *                                                            over the origins, by panel size (needs the panel runs too)
+ *   npx tsx bench/forecast/panels-study.ts optimism          how much each family's backtest flatters it, by panel size
  * The engine's choice (each series' own, or one structure across a panel of MIN_POOLED_SERIES or more) is
  * rebuilt from the stored candidates at every origin collected (0-3), and a RULE's choice is compared with it
  * panel-origin by panel-origin as panels-origins.ts compare does in the engine; without a RULE, the rebuilt choice
@@ -51,6 +52,8 @@
  *   own-only:FAMILY[,FAMILY]  in panels of 2 or 3 series, each series' own choice among these families alone
  *   own-single                in panels of 2 or 3 series, each series' own choice is its best family alone (no
  *                             combination)
+ *   top:K[:median|:inverse]   in panels of 2 or 3 series, each series' own choice is the mean (median, weights by
+ *                             inverse backtest error) of its K best families by backtest error
  * An estimate: a rule that clears it offline must still clear panels-origins.ts in the engine.
  */
 import { createHash } from 'node:crypto';
@@ -591,6 +594,23 @@ function ruleOf(text: string): ChoiceRule {
         return names.length === 0 ? null : structuresBy(names, (st) => scaledError(s, st), true)[0]!;
       },
     };
+  if (kind === 'top' && a) {
+    const k = Number(a);
+    if (!Number.isInteger(k) || k < 2 || (b !== undefined && b !== 'median' && b !== 'inverse')) throw new Error(`top:K[:median|:inverse] needs a whole K of 2 or more, not ${text}`);
+    return {
+      choose: (s, panel) => {
+        if (panel.length >= MIN_POOLED_SERIES) return null;
+        const best = s.candidates
+          .filter((c) => usable(s, c.name) && !POOLED_ONLY.has(c.name))
+          .sort((x, y) => compareErrors(x.error!, y.error!))
+          .slice(0, k);
+        if (best.length < 2) return null;
+        const weights = b === 'inverse' ? best.map((c) => 1 / Math.max(c.error!, 1e-12)) : best.map(() => 1);
+        const total = weights.reduce((x, y) => x + y, 0);
+        return { names: best.map((c) => c.name), weights: weights.map((w) => w / total), ...(b === 'median' ? { combine: 'median' as const } : {}) };
+      },
+    };
+  }
   if (kind === 'rescored') return rescored(scaledError, mean);
   if (kind === 'geometric') return rescored(scaledError, (xs) => Math.exp(mean(xs.map((x) => Math.log(Math.max(x, 1e-12))))));
   if (kind === 'recent' && a) {
@@ -625,7 +645,7 @@ function ruleOf(text: string): ChoiceRule {
     };
   }
   throw new Error(
-    `unknown rule ${text}: without:FAMILY[,FAMILY], window-median, median-of-3, partial:L:M, rescored, geometric, recent:D, seasonal-scale, stack:K[:STEP], random-walk:ALPHA, fixed:FAMILY[,FAMILY][:median], fixed-small:FAMILY[,FAMILY][:median], hedge, own-with:FAMILY[,FAMILY], own-only:FAMILY[,FAMILY] or own-single`,
+    `unknown rule ${text}: without:FAMILY[,FAMILY], window-median, median-of-3, partial:L:M, rescored, geometric, recent:D, seasonal-scale, stack:K[:STEP], random-walk:ALPHA, fixed:FAMILY[,FAMILY][:median], fixed-small:FAMILY[,FAMILY][:median], hedge, own-with:FAMILY[,FAMILY], own-only:FAMILY[,FAMILY], own-single or top:K[:median|:inverse]`,
   );
 }
 
@@ -688,6 +708,45 @@ function hindsight() {
       `${label}: ${of.length} panel-origins; ours ${mean(of.map((row) => row.ours)).toFixed(3)}, our best family in hindsight ${mean(of.map((row) => row.family)).toFixed(3)}, R's best in hindsight ${mean(of.map((row) => row.r)).toFixed(3)}`,
     );
   }
+}
+
+/**
+ * Whether a family's backtest flatters it in a way other panels could teach (a prior a series' own choice could
+ * borrow, as FFORMA learns one): per family, the mean over panel-origins of log(hidden MASE / backtest error) on each
+ * series, less that series' mean over its families, averaged over the panel's series; in panels of 2-3 series and in
+ * those of 4 or more apart. A prior that transfers needs the same families flattered in both.
+ */
+function optimism() {
+  const groups = [new Map<string, number[]>(), new Map<string, number[]>()];
+  for (const k of STUDY_ORIGINS) {
+    const file = studyFile(k);
+    if (!existsSync(file)) continue;
+    const all = JSON.parse(readFileSync(file, 'utf8')) as StudySeries[];
+    for (const id of [...new Set(all.map((s) => s.panel))]) {
+      const series = all.filter((s) => s.panel === id && s.scale > 0);
+      if (series.length < 2) continue;
+      const perFamily = new Map<string, number[]>();
+      for (const s of series) {
+        const kept = s.candidates.filter((c) => usable(s, c.name) && c.error! > 0);
+        const logs = kept.map((c) => Math.log(Math.max(maseOf(s, c.final!), 1e-12)) - Math.log(c.error!));
+        const centre = mean(logs);
+        kept.forEach((c, j) => perFamily.set(c.name, [...(perFamily.get(c.name) ?? []), logs[j]! - centre]));
+      }
+      const group = groups[series.length < MIN_POOLED_SERIES ? 0 : 1]!;
+      for (const [name, xs] of perFamily) group.set(name, [...(group.get(name) ?? []), mean(xs)]);
+    }
+  }
+  const names = [...groups[0]!.keys()].filter((name) => groups[1]!.has(name));
+  const [small, large] = groups.map((group) => names.map((name) => mean(group.get(name)!)));
+  const rank = (xs: number[]) => xs.map((x) => xs.filter((y) => y < x).length);
+  const [rs, rl] = [rank(small!), rank(large!)];
+  const spearman = 1 - (6 * rs.reduce((sum, r, j) => sum + (r - rl[j]!) ** 2, 0)) / (names.length * (names.length ** 2 - 1));
+  console.log(`family                 2-${MIN_POOLED_SERIES - 1} series  ${MIN_POOLED_SERIES} or more (mean centred log of hidden MASE over backtest error)`);
+  names
+    .map((name, j) => ({ name, small: small![j]!, large: large![j]! }))
+    .sort((x, y) => x.small - y.small)
+    .forEach((row) => console.log(`${row.name.padEnd(22)} ${row.small.toFixed(3).padStart(8)}  ${row.large.toFixed(3).padStart(8)}`));
+  console.log(`${names.length} families in both; rank correlation between the two ${spearman.toFixed(2)}`);
 }
 
 /**
@@ -757,6 +816,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     });
   } else if (mode === 'hindsight') {
     inOneLine(hindsight);
+  } else if (mode === 'optimism') {
+    optimism();
   } else if (mode === 'parity') {
     parity(JSON.parse(readFileSync(FILE, 'utf8')) as StudySeries[]);
   } else {
