@@ -714,39 +714,46 @@ function hindsight() {
  * Whether a family's backtest flatters it in a way other panels could teach (a prior a series' own choice could
  * borrow, as FFORMA learns one): per family, the mean over panel-origins of log(hidden MASE / backtest error) on each
  * series, less that series' mean over its families, averaged over the panel's series; in panels of 2-3 series and in
- * those of 4 or more apart. A prior that transfers needs the same families flattered in both.
+ * those of 4 or more apart, and within each between halves of the origins. A prior that transfers needs the same
+ * families flattered in both halves.
  */
 function optimism() {
-  const groups = [new Map<string, number[]>(), new Map<string, number[]>()];
-  for (const k of STUDY_ORIGINS) {
-    const file = studyFile(k);
-    if (!existsSync(file)) continue;
-    const all = JSON.parse(readFileSync(file, 'utf8')) as StudySeries[];
-    for (const id of [...new Set(all.map((s) => s.panel))]) {
-      const series = all.filter((s) => s.panel === id && s.scale > 0);
-      if (series.length < 2) continue;
-      const perFamily = new Map<string, number[]>();
-      for (const s of series) {
-        const kept = s.candidates.filter((c) => usable(s, c.name) && c.error! > 0);
-        const logs = kept.map((c) => Math.log(Math.max(maseOf(s, c.final!), 1e-12)) - Math.log(c.error!));
-        const centre = mean(logs);
-        kept.forEach((c, j) => perFamily.set(c.name, [...(perFamily.get(c.name) ?? []), logs[j]! - centre]));
+  const studies = STUDY_ORIGINS.filter((k) => existsSync(studyFile(k))).map((k) => ({ k, all: JSON.parse(readFileSync(studyFile(k), 'utf8')) as StudySeries[] }));
+  const flattery = (origins: readonly number[], small: boolean) => {
+    const byFamily = new Map<string, number[]>();
+    for (const { all } of studies.filter((study) => origins.includes(study.k))) {
+      for (const id of [...new Set(all.map((s) => s.panel))]) {
+        const series = all.filter((s) => s.panel === id && s.scale > 0);
+        if (series.length < 2 || series.length < MIN_POOLED_SERIES !== small) continue;
+        const perFamily = new Map<string, number[]>();
+        for (const s of series) {
+          const kept = s.candidates.filter((c) => usable(s, c.name) && c.error! > 0);
+          const logs = kept.map((c) => Math.log(Math.max(maseOf(s, c.final!), 1e-12)) - Math.log(c.error!));
+          const centre = mean(logs);
+          kept.forEach((c, j) => perFamily.set(c.name, [...(perFamily.get(c.name) ?? []), logs[j]! - centre]));
+        }
+        for (const [name, xs] of perFamily) byFamily.set(name, [...(byFamily.get(name) ?? []), mean(xs)]);
       }
-      const group = groups[series.length < MIN_POOLED_SERIES ? 0 : 1]!;
-      for (const [name, xs] of perFamily) group.set(name, [...(group.get(name) ?? []), mean(xs)]);
     }
-  }
-  const names = [...groups[0]!.keys()].filter((name) => groups[1]!.has(name));
-  const [small, large] = groups.map((group) => names.map((name) => mean(group.get(name)!)));
-  const rank = (xs: number[]) => xs.map((x) => xs.filter((y) => y < x).length);
-  const [rs, rl] = [rank(small!), rank(large!)];
-  const spearman = 1 - (6 * rs.reduce((sum, r, j) => sum + (r - rl[j]!) ** 2, 0)) / (names.length * (names.length ** 2 - 1));
+    return new Map([...byFamily].map(([name, xs]) => [name, mean(xs)]));
+  };
+  const rankCorrelation = (a: Map<string, number>, b: Map<string, number>) => {
+    const names = [...a.keys()].filter((name) => b.has(name));
+    const rank = (xs: number[]) => xs.map((x) => xs.filter((y) => y < x).length);
+    const [ra, rb] = [rank(names.map((name) => a.get(name)!)), rank(names.map((name) => b.get(name)!))];
+    return 1 - (6 * ra.reduce((sum, r, j) => sum + (r - rb[j]!) ** 2, 0)) / (names.length * (names.length ** 2 - 1));
+  };
+  const [small, large] = [flattery(STUDY_ORIGINS, true), flattery(STUDY_ORIGINS, false)];
   console.log(`family                 2-${MIN_POOLED_SERIES - 1} series  ${MIN_POOLED_SERIES} or more (mean centred log of hidden MASE over backtest error)`);
-  names
-    .map((name, j) => ({ name, small: small![j]!, large: large![j]! }))
-    .sort((x, y) => x.small - y.small)
-    .forEach((row) => console.log(`${row.name.padEnd(22)} ${row.small.toFixed(3).padStart(8)}  ${row.large.toFixed(3).padStart(8)}`));
-  console.log(`${names.length} families in both; rank correlation between the two ${spearman.toFixed(2)}`);
+  [...small.keys()]
+    .filter((name) => large.has(name))
+    .sort((x, y) => small.get(x)! - small.get(y)!)
+    .forEach((name) => console.log(`${name.padEnd(22)} ${small.get(name)!.toFixed(3).padStart(8)}  ${large.get(name)!.toFixed(3).padStart(8)}`));
+  console.log(`rank correlation of the families: 2-${MIN_POOLED_SERIES - 1} series against ${MIN_POOLED_SERIES} or more ${rankCorrelation(small, large).toFixed(2)}`);
+  for (const [label, isSmall] of [[`2-${MIN_POOLED_SERIES - 1} series`, true], [`${MIN_POOLED_SERIES} or more`, false]] as const)
+    console.log(
+      `${label}, origins 0-1 against 2-3 ${rankCorrelation(flattery([0, 1], isSmall), flattery([2, 3], isSmall)).toFixed(2)}, 0 and 2 against 1 and 3 ${rankCorrelation(flattery([0, 2], isSmall), flattery([1, 3], isSmall)).toFixed(2)}`,
+    );
 }
 
 /**
