@@ -719,6 +719,7 @@ function hindsight() {
  */
 function optimism() {
   const studies = STUDY_ORIGINS.filter((k) => existsSync(studyFile(k))).map((k) => ({ k, all: JSON.parse(readFileSync(studyFile(k), 'utf8')) as StudySeries[] }));
+  if (studies.length < STUDY_ORIGINS.length) throw new Error(`optimism compares halves of the origins ${STUDY_ORIGINS.join(', ')}: collect a study at each first (BENCH_PANELS_ORIGIN=k ... collect)`);
   const flattery = (origins: readonly number[], small: boolean) => {
     const byFamily = new Map<string, number[]>();
     for (const { all } of studies.filter((study) => origins.includes(study.k))) {
@@ -824,7 +825,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   } else if (mode === 'hindsight') {
     inOneLine(hindsight);
   } else if (mode === 'optimism') {
-    optimism();
+    inOneLine(optimism);
   } else if (mode === 'parity') {
     parity(JSON.parse(readFileSync(FILE, 'utf8')) as StudySeries[]);
   } else {
