@@ -170,7 +170,7 @@ function targets(): void {
     const rAtNaive = of.filter((row) => row.r <= row.naive).length;
     console.log(
       `${label.padEnd(24)} ${String(of.length).padStart(4)} panels: at or below the best naive ${atNaive} (R's best ${rAtNaive}), at or below R's best ${atR}; ` +
-        `mean ours ${ours.toFixed(3)}, R's best ${r.toFixed(3)}, ours / R's best ${(ours / r).toFixed(3)}`,
+        `mean ours ${ours.toFixed(3)}, best naive ${meanOf(of, (row) => row.naive).toFixed(3)}, R's best ${r.toFixed(3)}, ours / R's best ${(ours / r).toFixed(3)}`,
     );
   };
   for (const set of present) for (const origin of ORIGINS) line(`${set.name}, origin ${origin}`, rows.filter((row) => row.set === set.name && row.origin === origin));
