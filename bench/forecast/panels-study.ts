@@ -649,20 +649,25 @@ function ruleOf(text: string): ChoiceRule {
   );
 }
 
+/** The studies collected at the origins 0-3 (those there are), each as its panels' series that have a MASE scale. */
+function collectedStudies(): { k: number; panels: StudySeries[][] }[] {
+  return STUDY_ORIGINS.filter((k) => existsSync(studyFile(k))).map((k) => {
+    const all = JSON.parse(readFileSync(studyFile(k), 'utf8')) as StudySeries[];
+    return { k, panels: [...new Set(all.map((s) => s.panel))].map((id) => all.filter((s) => s.panel === id && s.scale > 0)) };
+  });
+}
+
 function choiceStudy(ruleText?: string) {
-  const origins = STUDY_ORIGINS.map((k) => ({ k, file: studyFile(k) }))
-    .filter(({ file }) => existsSync(file))
-    .map(({ k, file }) => ({ k, all: JSON.parse(readFileSync(file, 'utf8')) as StudySeries[] }));
+  const origins = collectedStudies();
   if (origins[0]?.k !== 0) throw new Error(`no ${studyFile(0)}: run \`npx tsx bench/forecast/panels-study.ts collect\` first`);
-  const panelsOf = (all: StudySeries[]) => [...new Set(all.map((s) => s.panel))].map((id) => all.filter((s) => s.panel === id && s.scale > 0));
   if (!ruleText) {
-    for (const series of panelsOf(origins[0].all)) console.log(`${series[0]!.panel}: ${mean(engineChoice(series)).toFixed(3)}`);
+    for (const series of origins[0].panels) console.log(`${series[0]!.panel}: ${mean(engineChoice(series)).toFixed(3)}`);
     return;
   }
   const rule = ruleOf(ruleText);
   const pairs: [number, number][] = [];
-  for (const { k, all } of origins) {
-    for (const series of panelsOf(all)) {
+  for (const { k, panels } of origins) {
+    for (const series of panels) {
       const means: [number, number] = [mean(engineChoice(series)), mean(engineChoice(series, rule))];
       pairs.push(means);
       if (moved(means)) console.log(`  origin ${k} ${series[0]!.panel}: ${means[0].toFixed(3)} -> ${means[1].toFixed(3)}`);
@@ -682,12 +687,9 @@ function choiceStudy(ruleText?: string) {
 function hindsight() {
   const runs = panelOrigins();
   const rows: { small: boolean; ours: number; family: number; r: number }[] = [];
-  for (const k of STUDY_ORIGINS) {
-    if (!existsSync(studyFile(k))) continue;
-    const study = JSON.parse(readFileSync(studyFile(k), 'utf8')) as StudySeries[];
-    for (const id of [...new Set(study.map((s) => s.panel))]) {
-      const series = study.filter((s) => s.panel === id && s.scale > 0);
-      const run = runs.find((row) => row.origin === k && row.id === id);
+  for (const { k, panels } of collectedStudies()) {
+    for (const series of panels) {
+      const run = runs.find((row) => row.origin === k && row.id === series[0]?.panel);
       if (series.length === 0 || !run) continue;
       const byFamily = new Map<string, number[]>();
       for (const s of series)
@@ -718,13 +720,12 @@ function hindsight() {
  * families flattered in both halves.
  */
 function optimism() {
-  const studies = STUDY_ORIGINS.filter((k) => existsSync(studyFile(k))).map((k) => ({ k, all: JSON.parse(readFileSync(studyFile(k), 'utf8')) as StudySeries[] }));
+  const studies = collectedStudies();
   if (studies.length < STUDY_ORIGINS.length) throw new Error(`optimism compares halves of the origins ${STUDY_ORIGINS.join(', ')}: collect a study at each first (BENCH_PANELS_ORIGIN=k ... collect)`);
   const flattery = (origins: readonly number[], small: boolean) => {
     const byFamily = new Map<string, number[]>();
-    for (const { all } of studies.filter((study) => origins.includes(study.k))) {
-      for (const id of [...new Set(all.map((s) => s.panel))]) {
-        const series = all.filter((s) => s.panel === id && s.scale > 0);
+    for (const { panels } of studies.filter((study) => origins.includes(study.k))) {
+      for (const series of panels) {
         if (series.length < 2 || series.length < MIN_POOLED_SERIES !== small) continue;
         const perFamily = new Map<string, number[]>();
         for (const s of series) {
@@ -740,9 +741,7 @@ function optimism() {
   };
   const rankCorrelation = (a: Map<string, number>, b: Map<string, number>) => {
     const names = [...a.keys()].filter((name) => b.has(name));
-    const rank = (xs: number[]) => xs.map((x) => xs.filter((y) => y < x).length);
-    const [ra, rb] = [rank(names.map((name) => a.get(name)!)), rank(names.map((name) => b.get(name)!))];
-    return 1 - (6 * ra.reduce((sum, r, j) => sum + (r - rb[j]!) ** 2, 0)) / (names.length * (names.length ** 2 - 1));
+    return jStat.spearmancoeff(names.map((name) => a.get(name)!), names.map((name) => b.get(name)!));
   };
   const [small, large] = [flattery(STUDY_ORIGINS, true), flattery(STUDY_ORIGINS, false)];
   console.log(`family                 2-${MIN_POOLED_SERIES - 1} series  ${MIN_POOLED_SERIES} or more (mean centred log of hidden MASE over backtest error)`);
