@@ -154,7 +154,7 @@ function finals(prep: PreparedSeries, runs: OutputRun[]): Map<string, Map<string
       return { ...run, winner: { members: [{ family: s.family, weight: 1 }], predictions: s.predictions!, error: s.error!, description: s.description } };
     });
     const meter = new WorkMeter(1e12, {});
-    const result = finishSeries(prep, swapped, meter, performance.now());
+    const { result } = finishSeries(prep, swapped, meter, performance.now());
     const columns = new Map<string, number[]>();
     for (const run of runs) columns.set(run.column, result.forecasts.map((f) => Number(f.values[run.column])));
     byFamily.set(name, columns);

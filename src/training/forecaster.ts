@@ -14,7 +14,7 @@ import { readPart, type CellReader } from './encoder.js';
 import { featuresOf, type FeatureSpaceState } from './features.js';
 import { widthAt, type IntervalWidths } from './intervals.js';
 import { familyNamed } from './models/candidates.js';
-import type { FittedModel, OutputKind } from './models/model.js';
+import type { FittedModel, OutputKind, PredictRows } from './models/model.js';
 import { adjustForecast } from './postprocess.js';
 import { combineRow } from './selection.js';
 import { TrainingError, type DatePart, type ForecastInterval, type TrainingParams } from './types.js';
@@ -108,8 +108,8 @@ function membersOf(output: OutputState): FittedModel[] {
   return fitted;
 }
 
-export function predictRows(state: EngineState, params: TrainingParams, header: string[], rows: RowToPredict[]): PredictedRow[] {
-  if (state.version !== 1) throw new TrainingError('invalid_input', 'Unsupported trained model version');
+/** The rows as the families read them: each placed on the time axis, with its features. */
+export function familyRows(state: Pick<EngineState, 'series' | 'features'>, rows: RowToPredict[]): PredictRows {
   const { series } = state;
   let next = series.lastTime;
   const placed = rows.map((row) => {
@@ -117,13 +117,19 @@ export function predictRows(state: EngineState, params: TrainingParams, header: 
     const time = row.time ?? timeOf(series, date) ?? ++next;
     return { date, time };
   });
-  const input = {
+  return {
     time: placed.map((p) => p.time),
     features: rows.map((row, i) => {
       const { date, time } = placed[i] as { date: DateTime | null; time: number };
       return featuresOf(state.features, row.read, date, time);
     }),
   };
+}
+
+export function predictRows(state: EngineState, params: TrainingParams, header: string[], rows: RowToPredict[]): PredictedRow[] {
+  if (state.version !== 1) throw new TrainingError('invalid_input', 'Unsupported trained model version');
+  const { series } = state;
+  const input = familyRows(state, rows);
   const results: PredictedRow[] = rows.map((row) => {
     const values: Record<string, string> = {};
     for (const name of header) values[name] = row.read(name) ?? '';

@@ -17,7 +17,7 @@ import { NAIVE_NAMES } from './models/naive.js';
 import type { PanelSeriesState, PanelState } from './panel-predict.js';
 import { backtestError, pooledStructure, pooledWinner, splitActuals, type PooledOutput, type PooledStructure, type Scored, type SelectionOptions } from './selection.js';
 import { analyse, MIN_KNOWN_ROWS, type Analysis } from './series.js';
-import { chooseWinners, finishSeries, naiveScale, outputRun, prepareSeries, scoreCandidates, WorkMeter, type OutputRun, type PreparedSeries, type ScoredRun, type SeriesPlan } from './series-run.js';
+import { acrossSeries, chooseWinners, finishSeries, naiveScale, outputRun, prepareSeries, scoreCandidates, WorkMeter, type OutputRun, type PreparedSeries, type ScoredRun, type SeriesPlan } from './series-run.js';
 import {
   TrainingError,
   type ColumnSpec,
@@ -253,6 +253,8 @@ function stepValues(times: number[], values: number[]): number[] {
 
 function outcomeOf(index: number, knownRows: number, result: TrainingResult, runs: OutputRun[]): SeriesOutcome {
   const selection = result.selection as SelectionReport;
+  // What the guard and the weak-evidence rule said of an output reaches the panel's report in the series' note.
+  const said = [...(selection.timeNotes ?? []), ...selection.outputs.flatMap((o) => (o.notes ?? []).map((note) => `${o.column}: ${note}`))];
   return {
     index,
     knownRows,
@@ -266,7 +268,7 @@ function outcomeOf(index: number, knownRows: number, result: TrainingResult, run
         frequency: selection.frequency,
         season: selection.season,
         periods: selection.periods,
-        ...(selection.timeNotes ? { timeNotes: selection.timeNotes } : {}),
+        ...(said.length > 0 ? { timeNotes: said } : {}),
         outputs: selection.outputs.map((o) => ({ column: o.column, chosen: o.chosen, error: o.error, baseline: o.baseline })),
       },
       metrics: result.metrics,
@@ -409,11 +411,11 @@ export function fitPanelPart(
     const runs = chooseWinners(prep, scoredRuns).map((run) => {
       const output = outputs.find((o) => o.column === run.column) as ScoredOutput;
       const structure = structures.get(run.column);
-      return structure && choosesTogether(series, output) ? { ...run, winner: pooledWinner(structure, run.scored, output.actual as number[][]) } : run;
+      return structure && choosesTogether(series, output) ? acrossSeries(run, pooledWinner(structure, run.scored, output.actual as number[][])) : run;
     });
-    const result = finishSeries(prep, runs, work, started);
+    const finished = finishSeries(prep, runs, work, started);
     if (clock) clock.fitMs += performance.now() - fitting;
-    return outcomeOf(m.index, member.knownRows, result, runs);
+    return outcomeOf(m.index, member.knownRows, finished.result, finished.runs);
   });
   if (typeof meter === 'function') work.finish();
   return outcomes;

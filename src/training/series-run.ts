@@ -10,18 +10,20 @@ import { stepFrom } from './dates.js';
 import type { CellReader } from './encoder.js';
 import { featureNames, featuresOf, fitFeatureSpace, fitLaggedInputs, laggedName, type FeatureSpaceState } from './features.js';
 import { kFold, rollingOrigin, WINDOWS, type Backtest } from './backtest.js';
-import { predictRows, type EngineState, type OutputState, type RowToPredict, type SeriesState } from './forecaster.js';
+import { familyRows, predictRows, type EngineState, type OutputState, type RowToPredict, type SeriesState } from './forecaster.js';
 import { errorsByStep, heldOutCoverage, intervalWidths, type WindowErrors } from './intervals.js';
 import { hiddenLayerWidth } from './brain-network.js';
 import { DEFAULT_DEVIATION_TARGET, DEFAULT_LEARNING_RATE, hiddenLayerCount } from './legacy.js';
 import { familiesFor, LOG_SCALE_NAMES, POOLING_FAMILIES } from './models/candidates.js';
 import { aboveZero } from './models/log-scale.js';
-import { longestPeriod, type FamilyParams, type FitRows, type ModelFamily, type SeriesInfo } from './models/model.js';
+import { longestPeriod, type FamilyParams, type FitRows, type FittedModel, type ModelFamily, type PredictRows, type SeriesInfo } from './models/model.js';
+import { weighEvidence } from './evidence.js';
+import { guardedFinalFit, implausiblePath, type FinalMember } from './path-guard.js';
 import { ProgressReporter, type EngineHooks } from './progress.js';
 import { diff } from './models/closed-forms.js';
 import { levelStationary } from './models/sarima-search.js';
 import { isSeasonal, MAX_SEASON as THETA_MAX_SEASON } from './models/theta.js';
-import { bestNaive, chooseWinner, LEVEL_NAMES, pooledWinners, SEASONAL_NAIVE_NAMES, scoreFamilies, splitActuals, type Scored, type SelectionOptions, type Winner } from './selection.js';
+import { bestNaive, chooseWinner, LEVEL_NAMES, POOLED_ONLY, pooledWinners, SEASONAL_NAIVE_NAMES, scoreFamilies, splitActuals, type Scored, type SelectionOptions, type Winner } from './selection.js';
 import { futureRows, invalid, timeIndex, type Analysis } from './series.js';
 import type { ColumnSpec, OutputSelection, TrainedModelV2, TrainingInput, TrainingParams, TrainingResult } from './types.js';
 import { countDecimals, parseNumber } from './values.js';
@@ -132,6 +134,8 @@ export interface OutputRun {
   winner: Winner;
   /** Held-out coverage of the 80/95% intervals on the backtest (numeric outputs). */
   coverage?: { p80: number; p95: number; rows: number } | null;
+  /** What the report says of how the winner was answered (evidence.ts, path-guard.ts), one sentence each. */
+  notes?: string[];
 }
 
 /**
@@ -309,8 +313,20 @@ export function scoreCandidates(prep: PreparedSeries, meter: WorkMeter, extra: (
 
 /** Each output's winner among its scored candidates; the value columns of a wide upload choose together where the plan asks. */
 export function chooseWinners(prep: PreparedSeries, runs: ScoredRun[]): OutputRun[] {
-  const chosen = runs.map((run) => ({ ...run, winner: chooseWinner(run.scored, prep.backtest, run.data, run.kind, prep.selection) }));
+  const chosen = runs.map((run) => {
+    const { winner, note } = ownWinner(prep, run, run.scored);
+    return { ...run, winner, ...(note ? { notes: [note] } : {}) };
+  });
   return prep.selection.pooled && prep.placement.info.timeOrdered ? withPooledWinners(chosen, prep) : chosen;
+}
+
+/**
+ * An output's own winner among `scored`: the backtest's choice (selection.ts chooseWinner), then, on a yearly or
+ * quarterly series, the simple reference where the evidence for that choice is weak (evidence.ts).
+ */
+function ownWinner(prep: PreparedSeries, run: ScoredRun, scored: Scored[]): { winner: Winner; note?: string } {
+  const own = chooseWinner(scored, prep.backtest, run.data, run.kind, prep.selection);
+  return run.kind === 'numeric' ? weighEvidence(own, scored, prep.backtest, run.data, prep.placement.info) : { winner: own };
 }
 
 /** Backtests the candidates and picks each output's winner (scoreCandidates, then chooseWinners). */
@@ -329,7 +345,14 @@ function withPooledWinners(runs: OutputRun[], prep: PreparedSeries): OutputRun[]
     prep.selection,
   );
   if (!winners) return runs;
-  return runs.map((r) => (r.kind === 'numeric' ? { ...r, winner: winners[numeric.indexOf(r)] as Winner } : r));
+  return runs.map((r) => (r.kind === 'numeric' ? acrossSeries(r, winners[numeric.indexOf(r)] as Winner) : r));
+}
+
+/** An output run answered by a structure chosen across series: its own choice's notes no longer apply. */
+export function acrossSeries(run: OutputRun, winner: Winner): OutputRun {
+  const answered: OutputRun = { ...run, winner };
+  delete answered.notes;
+  return answered;
 }
 
 /** MAE of the one-step naive on the known values: the scale of a series' errors (MASE's denominator); 0 when they never change. */
@@ -339,35 +362,49 @@ export function naiveScale(y: number[]): number {
   return y.length > 1 ? sum / (y.length - 1) : 0;
 }
 
-/** Refits the winners on every known row, forecasts the rows to forecast, and reports. */
-export function finishSeries(prep: PreparedSeries, runs: OutputRun[], meter: WorkMeter, started: number): TrainingResult {
+/**
+ * An output's winner refitted on every known row for its stored model, with its final path guarded
+ * (path-guard.ts): a numeric output on a time axis whose winner forecasts what its history rules out gets the next
+ * choice among its other candidates, and its notes say so.
+ */
+function finalFit(prep: PreparedSeries, run: OutputRun, rows: PredictRows, fitFamily: (family: ModelFamily) => FittedModel): { run: OutputRun; members: FinalMember[] } {
+  const fitted = new Map<string, FittedModel>();
+  const fit = (family: ModelFamily) => {
+    const model = fitted.get(family.name) ?? fitFamily(family);
+    fitted.set(family.name, model);
+    return model;
+  };
+  const { info, series } = prep.placement;
+  const guarded = run.kind === 'numeric' && info.timeOrdered;
+  const history = run.data.target as number[];
+  const steps = rows.time.map((t) => t - series.lastTime);
+  const weighed: string[] = [];
+  const { winner, members, notes } = guardedFinalFit(
+    run.winner,
+    (excluded) => {
+      const rest = run.scored.filter((s) => !excluded.has(s.family.name));
+      if (!rest.some((s) => s.error !== null && Number.isFinite(s.error) && !POOLED_ONLY.has(s.family.name))) return null;
+      const next = ownWinner(prep, run, rest);
+      if (next.note) weighed.push(next.note);
+      return next.winner;
+    },
+    fit,
+    (path, of) => (guarded ? implausiblePath(history, path, steps, of) : null),
+    guarded ? rows : { time: [], features: [] },
+  );
+  // The report describes the stored model, not the last backtest fit.
+  const only = members.length === 1 ? (members[0] as FinalMember).fitted.describe() : null;
+  const description = only === null ? winner.description : winner.across ? `${only} (chosen across ${winner.across.series} series)` : only;
+  const said = [...(run.notes ?? []), ...notes, ...weighed];
+  return { run: { ...run, winner: { ...winner, description }, ...(said.length > 0 ? { notes: said } : {}) }, members };
+}
+
+/** Refits the winners on every known row, forecasts the rows to forecast, and reports (with the runs as answered). */
+export function finishSeries(prep: PreparedSeries, chosen: OutputRun[], meter: WorkMeter, started: number): { result: TrainingResult; runs: OutputRun[] } {
   const { input, analysis, placement, params, backtest, space, names } = prep;
   const { info } = placement;
   const n = analysis.known.length;
   const context = fitContext(prep, meter);
-  // Refit the winners on every known row; their JSON-safe states are the stored model.
-  const outputStates: OutputState[] = runs.map((run) => ({
-    column: run.column,
-    kind: run.kind,
-    decimals: run.decimals,
-    ...(run.winner.combine ? { combine: run.winner.combine } : {}),
-    members: run.winner.members.map(({ family, weight }) => {
-      const fitted = family.fit(run.data, { info, ...context(run.column, family, n, true) });
-      // The report describes the stored model, not the last backtest fit.
-      if (run.winner.members.length === 1) run.winner.description = run.winner.across ? `${fitted.describe()} (chosen across ${run.winner.across.series} series)` : fitted.describe();
-      return { family: family.name, weight, state: fitted.state };
-    }),
-    widths: run.kind === 'numeric' ? widthsOf(run, backtest) : null,
-  }));
-  const engine: EngineState = {
-    version: 1,
-    series: placement.series,
-    features: space,
-    inputColumns: analysis.columns.filter((c) => c.role === 'input' || c.role === 'date').map((c) => c.name),
-    outputs: outputStates,
-  };
-  const model: TrainedModelV2 = JSON.parse(JSON.stringify({ version: 2, params, engine })) as TrainedModelV2;
-
   const index = new Map<string, number>();
   input.header.forEach((name, i) => {
     if (!index.has(name)) index.set(name, i);
@@ -380,6 +417,25 @@ export function finishSeries(prep: PreparedSeries, runs: OutputRun[], meter: Wor
     date: t.date,
     time: t.time,
   }));
+  const targetRows = familyRows({ series: placement.series, features: space }, rows);
+  const finals = chosen.map((run) => finalFit(prep, run, targetRows, (family) => family.fit(run.data, { info, ...context(run.column, family, n, true) })));
+  const outputStates: OutputState[] = finals.map(({ run, members }) => ({
+    column: run.column,
+    kind: run.kind,
+    decimals: run.decimals,
+    ...(run.winner.combine ? { combine: run.winner.combine } : {}),
+    members: members.map(({ family, weight, fitted }) => ({ family: family.name, weight, state: fitted.state })),
+    widths: run.kind === 'numeric' ? intervalWidths(errorsByStep(windowErrorsOf(run, backtest), Math.max(1, backtest.horizon))) : null,
+  }));
+  const runs = finals.map(({ run }) => (run.kind === 'numeric' ? { ...run, coverage: heldOutCoverage(windowErrorsOf(run, backtest), Math.max(1, backtest.horizon)) } : run));
+  const engine: EngineState = {
+    version: 1,
+    series: placement.series,
+    features: space,
+    inputColumns: analysis.columns.filter((c) => c.role === 'input' || c.role === 'date').map((c) => c.name),
+    outputs: outputStates,
+  };
+  const model: TrainedModelV2 = JSON.parse(JSON.stringify({ version: 2, params, engine })) as TrainedModelV2;
   const predicted = predictRows(model.engine as EngineState, params, input.header, rows);
   const forecasts = placement.targets.map((t, i) => ({ rowIndex: t.rowIndex, ...(predicted[i] as (typeof predicted)[number]) }));
 
@@ -388,7 +444,7 @@ export function finishSeries(prep: PreparedSeries, runs: OutputRun[], meter: Wor
   const hasNetwork = runs.some((r) => r.winner.members.some((m) => m.family.name === 'network'));
   const layersCreated = hasNetwork ? hiddenLayerCount(params.layersRequested, n) : 0;
   const width = hiddenLayerWidth(names.length, 1);
-  return {
+  const result: TrainingResult = {
     model,
     forecasts,
     selection: {
@@ -413,6 +469,7 @@ export function finishSeries(prep: PreparedSeries, runs: OutputRun[], meter: Wor
     },
     timing: { trainMs, samples: n, epochs: 0, samplesEpochsPerSecond: 0 },
   };
+  return { result, runs };
 }
 
 export function forecastSeries(input: TrainingInput, analysis: Analysis, hooks: EngineHooks, seed: number, plan?: SeriesPlan): TrainingResult {
@@ -420,7 +477,7 @@ export function forecastSeries(input: TrainingInput, analysis: Analysis, hooks: 
   const prep = prepareSeries(input, analysis, seed, plan);
   const meter = new WorkMeter(prep.cost, hooks);
   const runs = scoreSeries(prep, meter);
-  const result = finishSeries(prep, runs, meter, started);
+  const { result } = finishSeries(prep, runs, meter, started);
   meter.finish();
   return result;
 }
@@ -451,17 +508,14 @@ function timeNotesOf(analysis: Analysis, info: SeriesInfo): string[] {
   return notes;
 }
 
-/** The widths of the stored model, and (on the run, for the report) their held-out coverage on the backtest. */
-function widthsOf(run: OutputRun, backtest: Backtest) {
+/** Each backtest window's errors of the winner: what its bands' widths and their held-out coverage are built from. */
+function windowErrorsOf(run: OutputRun, backtest: Backtest): WindowErrors[] {
   const actual = run.data.target as number[];
-  const steps = Math.max(1, backtest.horizon);
-  const windows: WindowErrors[] = backtest.splits.map((split, s) => ({
+  return backtest.splits.map((split, s) => ({
     rows: split.test,
     steps: split.steps,
     errors: split.test.map((row, j) => ((run.winner.predictions[s] as number[])[j] as number) - (actual[row] as number)),
   }));
-  run.coverage = heldOutCoverage(windows, steps);
-  return intervalWidths(errorsByStep(windows, steps));
 }
 
 function selectionOf(run: OutputRun): OutputSelection {
@@ -481,6 +535,7 @@ function selectionOf(run: OutputRun): OutputSelection {
       ...(s.note ? { note: s.note } : {}),
     })),
     ...(run.coverage ? { intervalCoverage: { p80: run.coverage.p80, p95: run.coverage.p95, rows: run.coverage.rows } } : {}),
+    ...(run.notes ? { notes: run.notes } : {}),
   };
 }
 

@@ -166,6 +166,8 @@ export interface OutputSelection {
    * against widths built without it (issue 23), and how many rows that is.
    */
   intervalCoverage?: { p80: number; p95: number; rows: number };
+  /** How the answer departs from the backtest's choice and why (a final fit whose path cannot be right), one sentence each. */
+  notes?: string[];
 }
 
 /** The engine's explanation of a run, shown in the status record and GET /jobs_progress progress=2. */

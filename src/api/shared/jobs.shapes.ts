@@ -71,6 +71,8 @@ const SelectionReport = z.object({
       error: z.number(),
       baseline: z.object({ name: z.string(), error: z.number() }),
       candidates: z.array(z.object({ name: z.string(), description: z.string(), error: z.number().nullable(), note: z.string().optional() })),
+      /** How the answer departs from the backtest's choice and why, one sentence each. */
+      notes: z.array(z.string()).optional(),
     }),
   ),
   panel: z

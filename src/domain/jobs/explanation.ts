@@ -21,7 +21,8 @@ function output(o: OutputSelection): string {
   const chosen = o.description && o.description !== o.chosen ? `${o.chosen} (${o.description})` : o.chosen;
   return (
     `${o.column}: ${chosen}, backtest ${o.metric} ${score(o.metric, o.error)} vs best naive ${o.baseline.name} ${score(o.metric, o.baseline.error)}` +
-    `${coverage(o)} [candidates: ${o.candidates.map((c) => candidate(o.metric, c)).join(', ')}]`
+    `${coverage(o)} [candidates: ${o.candidates.map((c) => candidate(o.metric, c)).join(', ')}]` +
+    (o.notes ?? []).map((note) => `; ${note}`).join('')
   );
 }
 

@@ -225,9 +225,14 @@ export function etsForecast(state: EtsState, h: number): number {
   return state.level + damp * state.slope + s;
 }
 
+const TREND_NAMES = { none: 'simple exponential smoothing', additive: 'Holt linear trend', damped: 'damped trend' } as const;
+
+/** Whether a fit's description (describeEts) is of a damped trend: one of the simple references of src/training/evidence.ts. */
+export const describesDampedTrend = (description: string) => description.includes(`) ${TREND_NAMES.damped}`);
+
 export function describeEts(state: EtsState): string {
   const trend = state.form.trend === 'none' ? 'N' : state.form.trend === 'additive' ? 'A' : 'Ad';
-  const names = { none: 'simple exponential smoothing', additive: 'Holt linear trend', damped: 'damped trend' } as const;
+  const names = TREND_NAMES;
   const seasonal = state.form.seasonal ? `, additive season ${state.season}` : '';
   const phi = state.form.trend === 'damped' ? `, phi ${state.phi.toFixed(2)}` : '';
   return `ETS(A,${trend},${state.form.seasonal ? 'A' : 'N'}) ${names[state.form.trend]}${seasonal} (alpha ${state.alpha.toFixed(2)}${phi}), by AICc`;
