@@ -19,7 +19,7 @@ export interface Stat {
     frequency: string;
     season: number;
     periods?: number[];
-    outputs: { column: string; chosen: string; description: string; metric: string; error: number; baseline: { name: string; error: number }; candidates: { name: string; error: number | null }[] }[];
+    outputs: { column: string; chosen: string; description: string; metric: string; error: number; baseline: { name: string; error: number }; candidates: { name: string; error: number | null }[]; notes?: string[] }[];
     panel?: {
       keys: string[];
       keySource: string;
