@@ -6,6 +6,7 @@ const all: Record<string, () => Promise<unknown>> = {
   replies: async () => (await import('./replies/run.js')).benchReplies(),
   forecast: async () => (await import('./forecast/run.js')).benchForecast(),
   corpus: async () => (await import('./forecast/corpus.js')).benchCorpus(),
+  short: async () => (await import('./forecast/short.js')).benchShort(),
   subdaily: async () => (await import('./forecast/subdaily.js')).benchSubdaily(),
   'subdaily-time': async () => (await import('./forecast/subdaily-time.js')).benchSubdailyTime(),
   ablation: async () => (await import('./forecast/ablation.js')).benchAblation(),
