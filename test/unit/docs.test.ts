@@ -2,10 +2,14 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { openPGlite } from '../../src/db/database.js';
+import { CURRENT, OLDER, createTestContext } from '../support/helper.js';
+import { enumerateRoutes } from '../support/routes.js';
 
 /**
  * The documents describe the tree as it is (issue 36):
  * - docs/architecture.md names every folder under src/ by its path (`src/domain/charts/`);
+ * - its table "Where each operation lives" lists every route of both versions the app registers, and no other;
  * - every relative link of every Markdown file at the repository's root and under docs/ reaches a file, and a
  *   link's anchor into a Markdown file reaches one of its headings;
  * - code, tests, benchmarks and documents cite an issue or a docs/benchmarks.md section, never a numbered
@@ -120,6 +124,54 @@ describe('docs/architecture.md matches the tree', () => {
     const folders = directoriesUnder(join(root, 'src')).map((dir) => `${posix(relative(root, dir))}/`);
     expect(folders.length).toBeGreaterThan(10);
     expect(folders.filter((folder) => !architecture.includes(folder))).toEqual([]);
+  });
+});
+
+/**
+ * The operations the table of "Where each operation lives" lists, as `METHOD /prefix/resource.php`: a row
+ * `| \`METHOD /resource.php\` | current routes file or — | older routes file or — | ...` stands for the
+ * operation under each version whose column names a file.
+ */
+function documentedRoutes(markdown: string): string[] {
+  const section = /^## Where each operation lives\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(markdown)?.[1] ?? '';
+  return [...section.matchAll(/^\| `([A-Z]+) (\/\S+)` \|([^|]*)\|([^|]*)\|/gm)].flatMap((row) => {
+    const [, method, path, current, older] = row as unknown as [string, string, string, string, string];
+    return [
+      ...(current.trim() === '—' ? [] : [`${method} ${CURRENT}${path}`]),
+      ...(older.trim() === '—' ? [] : [`${method} ${OLDER}${path}`]),
+    ];
+  });
+}
+
+describe('docs/architecture.md lists every route', () => {
+  it('its table of operations names every route of both versions the app registers, and no other', async () => {
+    // The app is built as the HTTP suites build it; no request is served, so an empty database does.
+    const database = await openPGlite();
+    const ctx = await createTestContext({ database });
+    const registered = [...new Set(enumerateRoutes(ctx.app).map((route) => `${route.method} ${route.url}`))].sort();
+    await ctx.close();
+    await database.close();
+    const documented = documentedRoutes(readFileSync(join(root, 'docs', 'architecture.md'), 'utf8')).sort();
+    expect(registered.length).toBeGreaterThan(50);
+    expect({
+      missingFromTheTable: registered.filter((route) => !documented.includes(route)),
+      inTheTableButNotRegistered: documented.filter((route) => !registered.includes(route)),
+    }).toEqual({ missingFromTheTable: [], inTheTableButNotRegistered: [] });
+  });
+
+  it('reads a row once per version whose column names a routes file', () => {
+    const table = [
+      '## Where each operation lives',
+      '| Operation | Current | Older | Service | Repository |',
+      '|---|---|---|---|---|',
+      '| `GET /a.php` | 202203010900/a.routes.ts | 202111101200/a.routes.ts | s | r |',
+      '| `POST /b.php` | — | 202111101200/b.routes.ts | s | r |',
+      '| `PUT /c.php` | shared/c.routes.ts | — | s | r |',
+      '## Next',
+      '| `GET /d.php` | 202203010900/d.routes.ts | — | s | r |',
+      '',
+    ].join('\n');
+    expect(documentedRoutes(table)).toEqual([`GET ${CURRENT}/a.php`, `GET ${OLDER}/a.php`, `POST ${OLDER}/b.php`, `PUT ${CURRENT}/c.php`]);
   });
 });
 
