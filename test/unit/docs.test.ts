@@ -13,7 +13,7 @@ import { enumerateRoutes } from '../support/routes.js';
  * - every relative link of every Markdown file at the repository's root and under docs/ reaches a file, and a
  *   link's anchor into a Markdown file reaches one of its headings;
  * - code, tests, benchmarks and documents cite an issue or a docs/benchmarks.md section, never a numbered
- *   working session (the dated log under docs/history/ is kept as it was written).
+ *   working session.
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const posix = (path: string) => path.split(sep).join('/');
@@ -98,15 +98,9 @@ export function brokenLinks(file: string): string[] {
   return broken;
 }
 
-/** `grep -rniE "session [0-9]"` over src, test, bench, docs (but docs/history) and README.md. */
+/** `grep -rniE "session [0-9]"` over src, test, bench, docs and README.md. */
 export function sessionMentions(): string[] {
-  const history = join(root, 'docs', 'history');
-  const files = [
-    ...['src', 'test', 'bench', 'docs'].flatMap((dir) =>
-      filesUnder(join(root, dir), (path) => path === history || path.startsWith(history + sep)),
-    ),
-    join(root, 'README.md'),
-  ];
+  const files = [...['src', 'test', 'bench', 'docs'].flatMap((dir) => filesUnder(join(root, dir))), join(root, 'README.md')];
   const pattern = /session [0-9]/i;
   return files.flatMap((file) => {
     const bytes = readFileSync(file);
