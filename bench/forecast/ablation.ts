@@ -14,29 +14,14 @@
  * derived from the input without the App record's parameters, so single figures can differ a little from
  * `npm run bench corpus`: compare runs of this script with each other.
  */
-import { defaultColumns } from '../../src/domain/data/columns.js';
-import { NUMBER_PATTERN } from '../../src/domain/data/data.repository.js';
 import { trainModel } from '../../src/training/engine.js';
 import { familiesFor } from '../../src/training/models/candidates.js';
-import type { ColumnSpec, TrainingInput } from '../../src/training/types.js';
 import { geometricMean, ratio } from './corpus.js';
-import { corpusSets, SETS, type ForecastSet } from './datasets.js';
+import { corpusSets, inputOf, SETS, type ForecastSet } from './datasets.js';
 import { naiveScores, score } from './naive.js';
 
 const ONLY = process.env.BENCH_CORPUS_ONLY ? new RegExp(process.env.BENCH_CORPUS_ONLY) : null;
 const BENCHMARK_SERIES = ['co2', 'employment', 'sp500', 'globaltemp'];
-const NUMBER = new RegExp(NUMBER_PATTERN);
-
-/** The upload as the engine sees it in-process: roles and kinds inferred as the service infers them. */
-export function inputOf(set: ForecastSet): TrainingInput {
-  const columns: ColumnSpec[] = defaultColumns(set.header).map((c, i) => ({
-    name: c.name,
-    role: c.role,
-    kind: c.kind ?? (set.rows.every((r) => !r[i] || NUMBER.test(r[i])) ? 'numeric' : 'categorical'),
-    ...(c.datePart ? { datePart: c.datePart } : {}),
-  }));
-  return { header: set.header, columns, rows: set.rows.map((r) => r.map((cell) => (cell === '' ? null : cell))), params: {} };
-}
 
 interface Run {
   leftOut: string;

@@ -33,9 +33,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { trainModel } from '../../src/training/engine.js';
 import { startService, stopService } from '../service.js';
-import { inputOf } from './ablation.js';
 import { freshDatabase } from '../support.js';
-import { corpusSets, type ForecastSet } from './datasets.js';
+import { corpusSets, inputOf, type ForecastSet } from './datasets.js';
 import { naiveScores, score } from './naive.js';
 import { forecastThroughService, LIBRARY_MODELS, PEERS, runPeers } from './run.js';
 

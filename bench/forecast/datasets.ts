@@ -11,6 +11,9 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { defaultColumns } from '../../src/domain/data/columns.js';
+import { NUMBER_PATTERN } from '../../src/domain/data/data.repository.js';
+import type { ColumnSpec, TrainingInput } from '../../src/training/types.js';
 
 const require = createRequire(import.meta.url);
 /** node_modules/vega-datasets/data (the package exports only build/index.js, one folder below). */
@@ -666,4 +669,17 @@ export function longHorizonSets(): ForecastSet[] {
     ['temp_min', 'wind'].map((target) => dailyWeather(`weather.${id}_${target}`, `${name} weather, daily ${target}, covariates known (last 20% of days)`, rows, target)),
   );
   return [...births, ...weather];
+}
+
+const NUMBER = new RegExp(NUMBER_PATTERN);
+
+/** The upload as the engine sees it in-process: roles and kinds inferred as the service infers them. */
+export function inputOf(set: ForecastSet): TrainingInput {
+  const columns: ColumnSpec[] = defaultColumns(set.header).map((c, i) => ({
+    name: c.name,
+    role: c.role,
+    kind: c.kind ?? (set.rows.every((r) => !r[i] || NUMBER.test(r[i])) ? 'numeric' : 'categorical'),
+    ...(c.datePart ? { datePart: c.datePart } : {}),
+  }));
+  return { header: set.header, columns, rows: set.rows.map((r) => r.map((cell) => (cell === '' ? null : cell))), params: {} };
 }

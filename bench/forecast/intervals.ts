@@ -27,9 +27,8 @@ import { trainModel } from '../../src/training/engine.js';
 import { intervalWidths } from '../../src/training/intervals.js';
 import { mulberry32 } from '../../src/training/prng.js';
 import type { TrainingResult } from '../../src/training/types.js';
-import { inputOf } from './ablation.js';
 import { geometricMean } from './corpus.js';
-import { corpusSets, longHorizonSets, SETS, type ForecastSet } from './datasets.js';
+import { corpusSets, longHorizonSets, SETS, inputOf, type ForecastSet } from './datasets.js';
 import { medianOf } from './naive.js';
 
 const OUT = join(dirname(fileURLToPath(import.meta.url)), '..', '.out');

@@ -41,9 +41,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { trainModel } from '../../src/training/engine.js';
-import { inputOf } from './ablation.js';
 import { geometricMean, ratio } from './corpus.js';
-import { build, SETS, type ForecastSet } from './datasets.js';
+import { build, SETS, inputOf, type ForecastSet } from './datasets.js';
 import { medianOf, naiveForecasts, score } from './naive.js';
 import { EXTRA_PANELS, FRESH_PANELS, PANELS, type Panel } from './panels-data.js';
 

@@ -11,8 +11,7 @@
  * Prints per data set the mean error over the 10 folds of each model and ours / each.
  */
 import { trainModel } from '../../src/training/engine.js';
-import { inputOf } from './ablation.js';
-import { tabularFolds, type ForecastSet } from './datasets.js';
+import { tabularFolds, inputOf, type ForecastSet } from './datasets.js';
 import { score } from './naive.js';
 import { runPeers } from './run.js';
 
