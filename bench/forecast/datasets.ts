@@ -673,8 +673,8 @@ export function longHorizonSets(): ForecastSet[] {
 
 const NUMBER = new RegExp(NUMBER_PATTERN);
 
-/** The upload as the engine sees it in-process: roles and kinds inferred as the service infers them. */
-export function inputOf(set: ForecastSet): TrainingInput {
+/** The upload as the engine sees it in-process: roles and kinds inferred as the service infers them for an upload without a column mapping. */
+export function inputOf(set: Pick<ForecastSet, 'header' | 'rows'>): TrainingInput {
   const columns: ColumnSpec[] = defaultColumns(set.header).map((c, i) => ({
     name: c.name,
     role: c.role,

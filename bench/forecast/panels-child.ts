@@ -6,24 +6,10 @@
  * The wall time is taken around trainModel only: the child's start (tsx, imports) is not the engine's.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { defaultColumns } from '../../src/domain/data/columns.js';
-import { NUMBER_PATTERN } from '../../src/domain/data/data.repository.js';
 import { trainModel } from '../../src/training/engine.js';
-import type { ColumnSpec, TrainingInput, TrainingResult } from '../../src/training/types.js';
+import type { TrainingResult } from '../../src/training/types.js';
+import { inputOf } from './datasets.js';
 import type { Upload } from './panels-data.js';
-
-const NUMBER = new RegExp(NUMBER_PATTERN);
-
-/** Roles and kinds as the service infers them for an upload without a column mapping (ablation.ts inputOf). */
-export function trainingInputOf(upload: Upload): TrainingInput {
-  const columns: ColumnSpec[] = defaultColumns(upload.header).map((c, i) => ({
-    name: c.name,
-    role: c.role,
-    kind: c.kind ?? (upload.rows.every((r) => !r[i] || NUMBER.test(r[i])) ? 'numeric' : 'categorical'),
-    ...(c.datePart ? { datePart: c.datePart } : {}),
-  }));
-  return { header: upload.header, columns, rows: upload.rows.map((r) => r.map((cell) => (cell === '' ? null : cell))), params: {} };
-}
 
 /** What the parent reads back; `phases` and `panel` only when the engine reports them. */
 export interface ChildResult {
@@ -36,7 +22,7 @@ export interface ChildResult {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const [inFile, outFile] = process.argv.slice(2) as [string, string];
-  const input = trainingInputOf(JSON.parse(readFileSync(inFile, 'utf8')) as Upload);
+  const input = inputOf(JSON.parse(readFileSync(inFile, 'utf8')) as Upload);
   const started = performance.now();
   // Awaited in case the engine's entry point becomes asynchronous (spreading series over threads).
   const result: TrainingResult = await Promise.resolve(trainModel(input));

@@ -85,7 +85,7 @@ import { analyse } from '../../src/training/series.js';
 import { finishSeries, prepareSeries, scoreSeries, WorkMeter, type OutputRun, type PreparedSeries } from '../../src/training/series-run.js';
 import { parseNumber } from '../../src/training/values.js';
 import { withDateCache } from '../../src/training/dates.js';
-import { trainingInputOf } from './panels-child.js';
+import { inputOf } from './datasets.js';
 import { EXTRA_PANELS, FRESH_PANELS, PANELS, uploadOf, type Panel } from './panels-data.js';
 import { OUT } from './panels-ours.js';
 import { atOrigin, keepsEnoughAtOrigin, ORIGIN } from './panels.js';
@@ -192,7 +192,7 @@ function seriesOf(p: Panel, extra: boolean, k: number, prep: PreparedSeries, run
 }
 
 /** engine.ts seedOf: the seed the engine derives from an upload. */
-function seedOf(input: ReturnType<typeof trainingInputOf>): number {
+function seedOf(input: ReturnType<typeof inputOf>): number {
   const hash = createHash('sha256');
   hash.update(JSON.stringify([input.header, input.columns, input.params]));
   for (const row of input.rows) hash.update(JSON.stringify(row));
@@ -201,7 +201,7 @@ function seedOf(input: ReturnType<typeof trainingInputOf>): number {
 
 function collectPanel(p: Panel, extra: boolean): StudySeries[] {
   return withDateCache(() => {
-    const input = trainingInputOf(uploadOf(p));
+    const input = inputOf(uploadOf(p));
     const seed = seedOf(input);
     const analysis = analyse(input);
     const out: StudySeries[] = [];

@@ -14,7 +14,7 @@
  */
 import { spawn } from 'node:child_process';
 import { trainModel } from '../../src/training/engine.js';
-import { trainingInputOf } from '../forecast/panels-child.js';
+import { inputOf } from '../forecast/datasets.js';
 import { uploadOf } from '../forecast/panels-data.js';
 import { monthlyPanel } from '../forecast/panel-speed.js';
 
@@ -25,7 +25,7 @@ export interface CeilingRun {
 
 /** The panel's upload read as the service reads it (TRAINING_MAX_ROWS' default). */
 function panelInput(series: number) {
-  const read = trainingInputOf(uploadOf(monthlyPanel(series)));
+  const read = inputOf(uploadOf(monthlyPanel(series)));
   return { ...read, params: { ...read.params, maxKnownRows: 100_000 } };
 }
 

@@ -10,7 +10,7 @@
  *   (default 2000 10000; BENCH_PLAN_MAX_ROWS=100000, BENCH_PLAN_PART_UNITS=5000)
  */
 import { readFileSync } from 'node:fs';
-import { trainingInputOf } from '../forecast/panels-child.js';
+import { inputOf } from '../forecast/datasets.js';
 import { uploadOf } from '../forecast/panels-data.js';
 import { monthlyPanel } from '../forecast/panel-speed.js';
 import { withDateCache } from '../../src/training/dates.js';
@@ -36,7 +36,7 @@ function profile(series: number): string {
   };
   const base = heldMb();
   const input = step('input', () => {
-    const i = trainingInputOf(uploadOf(monthlyPanel(series)));
+    const i = inputOf(uploadOf(monthlyPanel(series)));
     return { ...i, params: { ...i.params, maxKnownRows: MAX_ROWS } };
   });
   return withDateCache(() => {
