@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { DatabaseHandle } from './database.js';
+import type { DatabaseHandle } from './handle.js';
 
 /** The repository's migrations/ folder, from src/db (tsx) and from dist/src/db (compiled) alike. */
 export function defaultMigrationsDir(): string {
