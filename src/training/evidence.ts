@@ -16,7 +16,7 @@ import type { Backtest } from './backtest.js';
 import type { Frequency } from './dates.js';
 import { describesDampedTrend } from './models/ets.js';
 import type { FitRows, SeriesInfo } from './models/model.js';
-import type { Scored, Winner } from './selection.js';
+import { splitActuals, splitsError, type Scored, type Winner } from './selection.js';
 
 /** The simple references: the last value, and the last value plus the average step. */
 const REFERENCES = new Set(['naive', 'drift']);
@@ -38,7 +38,7 @@ function isSimpleReference(winner: Winner): boolean {
 
 /** The mean absolute error of each backtest window. */
 function windowErrors(predictions: (number | string)[][], backtest: Backtest, actual: readonly number[]): number[] {
-  return backtest.splits.map((split, s) => split.test.reduce((sum, row, j) => sum + Math.abs(((predictions[s] as number[])[j] as number) - (actual[row] as number)), 0) / Math.max(1, split.test.length));
+  return splitActuals(backtest, actual).map((values, s) => splitsError([values], [predictions[s] as (number | string)[]]));
 }
 
 /** The geometric mean over the windows of the winner's error over the reference's (1 where both are 0). */

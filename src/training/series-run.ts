@@ -418,16 +418,22 @@ export function finishSeries(prep: PreparedSeries, chosen: OutputRun[], meter: W
     time: t.time,
   }));
   const targetRows = familyRows({ series: placement.series, features: space }, rows);
-  const finals = chosen.map((run) => finalFit(prep, run, targetRows, (family) => family.fit(run.data, { info, ...context(run.column, family, n, true) })));
-  const outputStates: OutputState[] = finals.map(({ run, members }) => ({
+  const steps = Math.max(1, backtest.horizon);
+  const finals = chosen.map((run) => {
+    const final = finalFit(prep, run, targetRows, (family) => family.fit(run.data, { info, ...context(run.column, family, n, true) }));
+    // The stored bands' widths and, for the report, their held-out coverage: both from the winner's window errors.
+    const windows = final.run.kind === 'numeric' ? windowErrorsOf(final.run, backtest) : null;
+    return { ...final, windows, run: windows ? { ...final.run, coverage: heldOutCoverage(windows, steps) } : final.run };
+  });
+  const outputStates: OutputState[] = finals.map(({ run, members, windows }) => ({
     column: run.column,
     kind: run.kind,
     decimals: run.decimals,
     ...(run.winner.combine ? { combine: run.winner.combine } : {}),
     members: members.map(({ family, weight, fitted }) => ({ family: family.name, weight, state: fitted.state })),
-    widths: run.kind === 'numeric' ? intervalWidths(errorsByStep(windowErrorsOf(run, backtest), Math.max(1, backtest.horizon))) : null,
+    widths: windows ? intervalWidths(errorsByStep(windows, steps)) : null,
   }));
-  const runs = finals.map(({ run }) => (run.kind === 'numeric' ? { ...run, coverage: heldOutCoverage(windowErrorsOf(run, backtest), Math.max(1, backtest.horizon)) } : run));
+  const runs = finals.map(({ run }) => run);
   const engine: EngineState = {
     version: 1,
     series: placement.series,
