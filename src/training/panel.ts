@@ -21,8 +21,8 @@ import { WorkMeter, type FamilyChoice, type PreparedSeries, type SeriesPlan } fr
 import type { CellReader } from './encoder.js';
 import { timeOf, type SeriesState } from './forecaster.js';
 import { keyOf } from './panel-predict.js';
+import { assemblePanel } from './panel-assembly.js';
 import {
-  assemblePanel,
   fallbackOutcome,
   globalResult,
   prepareMember,

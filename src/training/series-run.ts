@@ -5,13 +5,11 @@
  * reports. forecastSeries runs the three; a panel's series score, then choose across the panel, then finish.
  */
 import { createHash } from 'node:crypto';
-import type { DateTime } from 'luxon';
-import { stepFrom } from './dates.js';
 import type { CellReader } from './encoder.js';
-import { featureNames, featuresOf, fitFeatureSpace, fitLaggedInputs, laggedName, type FeatureSpaceState } from './features.js';
+import { featureNames, featuresOf, fitFeatureSpace, fitLaggedInputs, type FeatureSpaceState } from './features.js';
 import { kFold, rollingOrigin, WINDOWS, type Backtest } from './backtest.js';
-import { familyRows, predictRows, type EngineState, type OutputState, type RowToPredict, type SeriesState } from './forecaster.js';
-import { errorsByStep, heldOutCoverage, intervalWidths, type WindowErrors } from './intervals.js';
+import { familyRows, predictRows, type EngineState, type OutputState, type RowToPredict } from './forecaster.js';
+import { errorsByStep, heldOutCoverage, intervalWidths } from './intervals.js';
 import { hiddenLayerWidth } from './brain-network.js';
 import { DEFAULT_DEVIATION_TARGET, DEFAULT_LEARNING_RATE, hiddenLayerCount } from './legacy.js';
 import { familiesFor, LOG_SCALE_NAMES, POOLING_FAMILIES } from './models/candidates.js';
@@ -23,9 +21,11 @@ import { ProgressReporter, type EngineHooks } from './progress.js';
 import { diff } from './models/closed-forms.js';
 import { levelStationary } from './models/sarima-search.js';
 import { isSeasonal, MAX_SEASON as THETA_MAX_SEASON } from './models/theta.js';
-import { bestNaive, chooseWinner, LEVEL_NAMES, POOLED_ONLY, pooledWinners, SEASONAL_NAIVE_NAMES, scoreFamilies, splitActuals, type Scored, type SelectionOptions, type Winner } from './selection.js';
-import { futureRows, invalid, timeIndex, type Analysis } from './series.js';
-import type { ColumnSpec, OutputSelection, TrainedModelV2, TrainingInput, TrainingParams, TrainingResult } from './types.js';
+import { chooseWinner, LEVEL_NAMES, POOLED_ONLY, pooledWinners, SEASONAL_NAIVE_NAMES, scoreFamilies, splitActuals, type Scored, type SelectionOptions, type Winner } from './selection.js';
+import { invalid, type Analysis } from './series.js';
+import { place, type Placement } from './series-place.js';
+import { metricsOf, notesOf, selectionOf, successRateOf, windowErrorsOf, type OutputRun } from './series-report.js';
+import type { ColumnSpec, TrainedModelV2, TrainingInput, TrainingParams, TrainingResult } from './types.js';
 import { countDecimals, parseNumber } from './values.js';
 
 /** Default epoch cap of a network fit (brain `iterations`), as the legacy engine's budget. */
@@ -37,73 +37,6 @@ export const DEFAULT_EPOCHS = 2000;
  */
 function fitSeed(seed: number, column: string, family: string, fitRows: number, final: boolean): number {
   return createHash('sha256').update(JSON.stringify([seed, column, family, fitRows, final])).digest().readUInt32LE(0);
-}
-
-export interface Placement {
-  series: SeriesState;
-  info: SeriesInfo;
-  /** Time of each known row (aligned with analysis.known). */
-  knownTimes: number[];
-  /** Rows to forecast: cells, date and time. */
-  targets: { rowIndex: number | null; cells: (string | null)[]; date: DateTime | null; time: number }[];
-}
-
-function place(input: TrainingInput, analysis: Analysis): Placement {
-  const axis = analysis.timeAxis;
-  const firstDate = analysis.timeline[analysis.known[0] as number] ?? null;
-  const times = firstDate ? timeIndex(analysis, firstDate) : analysis.timeline.map(() => null);
-  const known = analysis.known.map((i) => times[i] ?? null);
-  const increasing = known.every((t, k) => t !== null && (k === 0 || t > (known[k - 1] as number)));
-  const timeOrdered = axis.source !== 'none' && increasing && analysis.forecast.every((i) => times[i] !== null);
-  const knownTimes = timeOrdered ? (known as number[]) : known.map((_, k) => k);
-  const lastTime = knownTimes[knownTimes.length - 1] as number;
-  const lastDate = analysis.timeline[analysis.known.at(-1) as number] ?? null;
-
-  let targets: Placement['targets'];
-  if (analysis.forecast.length > 0) {
-    targets = analysis.forecast.map((i, j) => ({
-      rowIndex: i,
-      cells: input.rows[i] as (string | null)[],
-      date: analysis.timeline[i] ?? null,
-      time: timeOrdered ? (times[i] as number) : lastTime + 1 + j,
-    }));
-  } else {
-    targets = futureRows(input, analysis).map((cells, j) => ({
-      rowIndex: null,
-      cells,
-      date: lastDate && axis.source !== 'none' ? stepFrom(lastDate, axis, j + 1) : null,
-      time: lastTime + 1 + j,
-    }));
-  }
-  const ahead = targets.map((t) => t.time - lastTime);
-  const horizon = timeOrdered
-    ? Math.max(1, Math.min(Math.max(...ahead, 1), Math.floor(knownTimes.length / 2)))
-    : Math.max(1, targets.length);
-  // Only the periods the known rows hold two full cycles of can be learnt (issue 28); the shortest is the
-  // season the one-season families (seasonal naive, SARIMA, ETS, Theta, season dummies) take.
-  const span = knownTimes.length > 0 ? (knownTimes[knownTimes.length - 1] as number) - (knownTimes[0] as number) + 1 : 0;
-  const periods = timeOrdered ? axis.periods.filter((p) => Math.round(p) > 1 && 2 * p <= span) : [];
-  const season = periods.length > 0 ? Math.round(periods[0] as number) : 1;
-  const info: SeriesInfo = { timeOrdered, frequency: axis.frequency, season, periods, horizon };
-  const series: SeriesState = {
-    timeOrdered,
-    source: axis.source,
-    dateColumn: axis.dateColumn,
-    partColumns: axis.partColumns,
-    coarsest: axis.coarsest,
-    realDates: axis.realDates,
-    unit: axis.unit,
-    step: axis.step,
-    monthEnd: axis.monthEnd,
-    frequency: axis.frequency,
-    businessDays: axis.businessDays,
-    season,
-    periods,
-    horizon,
-    origin: firstDate ? firstDate.toISO() : null,
-    lastTime,
-  };
-  return { series, info, knownTimes, targets };
 }
 
 function familyParams(params: TrainingParams): FamilyParams {
@@ -125,18 +58,7 @@ function checkParams(p: TrainingParams): void {
   if (lr !== undefined && !(lr > 0 && lr < 1)) throw invalid('learningRate must be > 0 and < 1');
 }
 
-export interface OutputRun {
-  column: string;
-  kind: 'numeric' | 'categorical';
-  decimals: number;
-  data: FitRows;
-  scored: Scored[];
-  winner: Winner;
-  /** Held-out coverage of the 80/95% intervals on the backtest (numeric outputs). */
-  coverage?: { p80: number; p95: number; rows: number } | null;
-  /** What the report says of how the winner was answered (evidence.ts, path-guard.ts), one sentence each. */
-  notes?: string[];
-}
+export type { OutputRun } from './series-report.js';
 
 /**
  * Shares one progress bar among many fits (and, for a panel, many series): each fit claims its cost in
@@ -486,126 +408,4 @@ export function forecastSeries(input: TrainingInput, analysis: Analysis, hooks: 
   const { result } = finishSeries(prep, runs, meter, started);
   meter.finish();
   return result;
-}
-
-/**
- * What the status record says beyond the frequency: repeated stamps and gaps on the time axis, and the stated
- * inputs used through their past (issue 33); none: no field.
- */
-function notesOf(analysis: Analysis, info: SeriesInfo, space: FeatureSpaceState): { timeNotes?: string[] } {
-  const notes = timeNotesOf(analysis, info);
-  for (const f of space.lagged ?? []) {
-    const unit = info.timeOrdered ? 'step' : 'row';
-    notes.push(`input '${f.column}' is empty in every row to forecast: its value ${f.lag} ${unit}${f.lag === 1 ? '' : 's'} earlier is used (feature '${laggedName(f)}')`);
-  }
-  for (const column of analysis.pastInputs.filter((c) => !(space.lagged ?? []).some((f) => f.column === c))) {
-    notes.push(`input '${column}' is empty in every row to forecast and has no known value: left out`);
-  }
-  return notes.length > 0 ? { timeNotes: notes } : {};
-}
-
-/** Repeated stamps and gaps on the time axis. */
-function timeNotesOf(analysis: Analysis, info: SeriesInfo): string[] {
-  if (!info.timeOrdered) return [];
-  const { duplicates, missingSteps } = analysis.timeReport;
-  const notes: string[] = [];
-  if (duplicates > 0) notes.push(`${duplicates} repeated timestamp${duplicates === 1 ? '' : 's'}: kept the last row of each`);
-  if (missingSteps > 0) notes.push(`${missingSteps} missing step${missingSteps === 1 ? '' : 's'} between known rows (gaps left as they are)`);
-  return notes;
-}
-
-/** Each backtest window's errors of the winner: what its bands' widths and their held-out coverage are built from. */
-function windowErrorsOf(run: OutputRun, backtest: Backtest): WindowErrors[] {
-  const actual = run.data.target as number[];
-  return backtest.splits.map((split, s) => ({
-    rows: split.test,
-    steps: split.steps,
-    errors: split.test.map((row, j) => ((run.winner.predictions[s] as number[])[j] as number) - (actual[row] as number)),
-  }));
-}
-
-function selectionOf(run: OutputRun): OutputSelection {
-  const naive = bestNaive(run.scored);
-  return {
-    column: run.column,
-    kind: run.kind,
-    metric: run.kind === 'numeric' ? 'MAE' : 'error rate',
-    chosen: run.winner.members.length > 1 ? 'combination' : (run.winner.members[0] as { family: ModelFamily }).family.name,
-    description: run.winner.description,
-    error: run.winner.error,
-    baseline: { name: naive?.family.name ?? 'none', error: naive?.error ?? run.winner.error },
-    candidates: run.scored.map((s) => ({
-      name: s.family.name,
-      description: s.description,
-      error: s.error,
-      ...(s.note ? { note: s.note } : {}),
-    })),
-    ...(run.coverage ? { intervalCoverage: { p80: run.coverage.p80, p95: run.coverage.p95, rows: run.coverage.rows } } : {}),
-    ...(run.notes ? { notes: run.notes } : {}),
-  };
-}
-
-/** Backtest figures of the winners (several outputs: the mean of the per-output figures). */
-function metricsOf(runs: OutputRun[], backtest: Backtest): TrainingResult['metrics'] {
-  const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
-  const validationRows = backtest.splits.reduce((sum, s) => sum + s.test.length, 0);
-  const trainingRows = runs[0]?.data.time.length ?? 0;
-  const pairs = (run: OutputRun, predictions: (number | string)[][]) =>
-    backtest.splits.flatMap((split, s) => split.test.map((row, j) => [(predictions[s] as (number | string)[])[j], run.data.target[row]] as [number | string, number | string]));
-  const numeric = runs.filter((r) => r.kind === 'numeric');
-  if (numeric.length === 0) {
-    const rate = (pick: (r: OutputRun) => (number | string)[][] | null) =>
-      mean(runs.map((r) => mean(pairs(r, pick(r) ?? r.winner.predictions).map(([p, a]) => (p === a ? 0 : 1)))));
-    const mae = rate((r) => r.winner.predictions);
-    const baselineMae = rate((r) => bestNaive(r.scored)?.predictions ?? null);
-    return { mae, rmse: Math.sqrt(mae), mape: null, baselineMae, baselineRmse: Math.sqrt(baselineMae), validationRows, trainingRows };
-  }
-  const figures = numeric.map((r) => {
-    const errors = pairs(r, r.winner.predictions).map(([p, a]) => [(p as number) - (a as number), a as number] as const);
-    const naive = pairs(r, bestNaive(r.scored)?.predictions ?? r.winner.predictions).map(([p, a]) => (p as number) - (a as number));
-    const pct = errors.filter(([, a]) => a !== 0).map(([e, a]) => Math.abs(e / a) * 100);
-    return {
-      mae: mean(errors.map(([e]) => Math.abs(e))),
-      rmse: Math.sqrt(mean(errors.map(([e]) => e * e))),
-      mape: pct.length > 0 ? mean(pct) : null,
-      baselineMae: mean(naive.map(Math.abs)),
-      baselineRmse: Math.sqrt(mean(naive.map((e) => e * e))),
-    };
-  });
-  const mapes = figures.map((f) => f.mape).filter((m): m is number => m !== null);
-  return {
-    mae: mean(figures.map((f) => f.mae)),
-    rmse: mean(figures.map((f) => f.rmse)),
-    mape: mapes.length > 0 ? mean(mapes) : null,
-    baselineMae: mean(figures.map((f) => f.baselineMae)),
-    baselineRmse: mean(figures.map((f) => f.baselineRmse)),
-    validationRows,
-    trainingRows,
-  };
-}
-
-/**
- * % of backtest predictions (row x output) within deviationTarget% of the actual (if the actual is 0: of the
- * output's range); categorical: exact class match. The documented meaning of the training's success_rate.
- */
-function successRateOf(runs: OutputRun[], backtest: Backtest, target: number): number {
-  let cells = 0;
-  let ok = 0;
-  for (const run of runs) {
-    const actual = run.data.target as (number | string)[];
-    const numbers = run.kind === 'numeric' ? (actual as number[]) : [];
-    const range = numbers.length > 0 ? numbers.reduce((a, b) => Math.max(a, b), -Infinity) - numbers.reduce((a, b) => Math.min(a, b), Infinity) : 0;
-    backtest.splits.forEach((split, s) =>
-      split.test.forEach((row, j) => {
-        const p = (run.winner.predictions[s] as (number | string)[])[j] as number | string;
-        const a = actual[row] as number | string;
-        cells++;
-        if (typeof a === 'number') {
-          const reference = a !== 0 ? Math.abs(a) : range;
-          if (Math.abs((p as number) - a) <= (target / 100) * reference) ok++;
-        } else if (p === a) ok++;
-      }),
-    );
-  }
-  return cells === 0 ? 0 : Math.max(0, Math.min(100, Math.round((100 * ok) / cells)));
 }
