@@ -50,7 +50,7 @@ function isJson(text: string): boolean {
  * adds to every request. @fastify/multipart's two (an async onRequest that adds a 'close' listener to each
  * reply, an async onResponse) only remove files saved by saveRequestFiles(), which the service never
  * calls: uploads are read as streams (request.parts()). Two async hooks on every request were a share of
- * the session check's CPU (issue 35).
+ * the session check's CPU (docs/benchmarks.md, sessions).
  */
 async function withoutPerRequestHooks(app: FastifyInstance, register: () => PromiseLike<unknown>): Promise<void> {
   const own = Object.getOwnPropertyDescriptor(app, 'addHook') as PropertyDescriptor;
@@ -118,16 +118,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   // Callback hooks, not async ones: an async hook costs every request a promise and a turn of the
-  // microtask queue (issue 35).
+  // microtask queue (the session check's CPU: docs/benchmarks.md, sessions).
   app.addHook('onSend', function requestIdHeader(request, reply, payload, done) {
     reply.header('x-request-id', request.id);
     done(null, payload);
   });
 
   const metrics = options.metrics ?? createMetrics({ defaults: false });
-  // The label sets of each route pattern, method and status, made once instead of a regular expression
-  // and three objects a request (issue 35). As many as the metric's own series; past LABEL_SETS_MAX
-  // (unrouted URLs) they are made each time.
+  // The label sets of each route pattern, method and status, made once instead of a regular expression and
+  // three objects a request (docs/benchmarks.md, sessions). As many as the metric's own series; past
+  // LABEL_SETS_MAX (unrouted URLs) they are made each time.
   const labelSets = new Map<string, ReturnType<typeof httpLabels>>();
   app.addHook('onResponse', function httpMetrics(request, reply, done) {
     const url = request.routeOptions.url;
@@ -210,7 +210,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     transform: documentRoute,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  await app.register(import('./http/console.js')); // the console page at /console/ (issue 24)
+  await app.register(import('./http/console.js')); // the console page at /console/ (an addition beyond the spec)
 
   // Probes for orchestrators: /healthz says the process is up, /readyz that it can serve.
   const probe = (summary: string, data: z.ZodType) => {

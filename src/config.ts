@@ -62,8 +62,8 @@ const envSchema = z.object({
   WORKER_HEALTH_PORT: optionalString.pipe(z.string().regex(/^\d+$/, 'must be a port number').transform(Number).pipe(z.number().int().min(1).max(65535)).optional()),
   DATABASE_URL: optionalString.pipe(z.string().url().optional()),
   /**
-   * Bounds of every database wait (docs/interface-notes.md, issue 29). A request's statement: above the
-   * slowest operation's own work, under a front end's 60 s proxy timeout with room for a retry.
+   * Bounds of every database wait (docs/interface-notes.md, Bounded database waits). A request's statement:
+   * above the slowest operation's own work, under a front end's 60 s proxy timeout with room for a retry.
    */
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
   /** A wait for a row or table lock: other requests' locks last a statement; one held longer is a migration or an operator. */
@@ -125,8 +125,8 @@ const envSchema = z.object({
    */
   TRAINING_MAX_ROWS: z.coerce.number().int().min(100).default(100_000),
   /**
-   * Work units of one part of a panel job (issue 34; a naive fit is 1): a panel of more is spread over the
-   * training threads of every process. The default is about two seconds of one thread.
+   * Work units of one part of a panel job (docs/benchmarks.md, parts; a naive fit is 1): a panel of more is
+   * spread over the training threads of every process. The default is about two seconds of one thread.
    */
   TRAINING_PART_UNITS: z.coerce.number().int().min(1).default(5_000),
   /** Login / recovery attempts allowed per IP per minute. */

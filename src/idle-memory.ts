@@ -11,7 +11,8 @@ const SMALL_NEW_SPACE = 4 * MB;
 const newSpaceSize = () => v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
 
 /**
- * Gives the API thread's young generation back to the system once the process goes quiet (issue 35).
+ * Gives the API thread's young generation back to the system once the process goes quiet (docs/benchmarks.md,
+ * footprint).
  *
  * V8 grows the young generation (the semi-spaces) to its maximum, 16 MB each on 64-bit, while the start
  * allocates and again under load, and keeps it: it shrinks it only in a full collection made when less

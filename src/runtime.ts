@@ -96,9 +96,9 @@ async function checkSecrets(services: Services, logger: Logger): Promise<void> {
 export const DEFAULT_ADMIN_EMAIL = 'admin@localhost';
 
 /**
- * ADMIN_PASSWORD creates or updates the administrator ADMIN_EMAIL, or admin@localhost when only the
- * password is set (issue 35: it used to be ignored and a random one printed); an empty database gets an
- * administrator anyway.
+ * ADMIN_PASSWORD creates or updates the administrator ADMIN_EMAIL, or admin@localhost when only the password
+ * is set (it used to be ignored and a random one printed, so the password an operator set did not sign in);
+ * an empty database gets an administrator anyway.
  */
 export async function ensureAdministrator(runtime: Pick<Runtime, 'config' | 'services' | 'logger'>): Promise<void> {
   const { config, services, logger } = runtime;

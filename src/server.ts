@@ -9,9 +9,9 @@ async function main() {
   // under the temporary directory; Node 20 has no such cache and goes on without it.
   (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
   const config = loadConfig();
-  // Start in seconds (issue 29): the database opens first (the embedded one boots in its worker thread)
-  // while this thread loads the services' and the HTTP side's modules, and the routes are built while
-  // the first start's administrator password is hashed (scrypt runs on libuv's pool).
+  // Start in seconds (docs/benchmarks.md, first start): the database opens first (the embedded one boots in
+  // its worker thread) while this thread loads the services' and the HTTP side's modules, and the routes are
+  // built while the first start's administrator password is hashed (scrypt runs on libuv's pool).
   const database = openDatabase(config);
   database.catch(() => undefined); // awaited by startRuntime; a failure is reported from there
   const [{ default: pino }, { loggerOptions }, { createMetrics }, { ensureAdministrator, refreshJobGauges, startRuntime }, { onShutdownSignal }, { createTrainingRunner, recoveryOptions }] =
@@ -30,7 +30,7 @@ async function main() {
     }),
     ensureAdministrator(runtime),
   ]);
-  const training = config.workers > 0 ? createTrainingRunner(runtime.services, runtime.database, { threads: config.workers, nice: config.trainingNice, metrics, ...recoveryOptions(config) }) : undefined;
+  const training = config.workers > 0 ? createTrainingRunner(runtime.services, { threads: config.workers, nice: config.trainingNice, metrics, ...recoveryOptions(config) }) : undefined;
   const autoMessages = runtime.services.chat.startAutoMessageScheduler({
     onError: (err: unknown) => logger.warn({ err }, 'chat auto messages failed'),
   });
@@ -60,7 +60,8 @@ async function main() {
 
   const address = await app.listen({ port: config.port, host: config.host });
   training?.runner.start();
-  // V8's default young generation (fast under load) without keeping it while idle (issue 35).
+  // V8's default young generation (fast under load) without keeping it while idle (docs/benchmarks.md,
+  // footprint).
   returnYoungGenerationWhenIdle();
   const shown = address.replace('0.0.0.0', 'localhost').replace('[::]', 'localhost');
   process.stdout.write(`Listening on ${shown} (API at ${shown}/api/202203010900/, docs at ${shown}/docs)\n`);

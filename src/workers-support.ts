@@ -21,12 +21,12 @@ export function resolveWorkerFile(base: string, name: string): { filename: strin
 }
 
 /**
- * Until issue 35 `npm start` ran node with --max-semi-space-size=4 (an 8 MB young generation for the
- * idle API thread; it now gives V8's default one back when idle instead: src/idle-memory.ts). For a
- * start with such a flag: V8 reads it whenever an isolate is made, and training and chart threads,
- * which allocate short-lived arrays fast, spent ~7% more CPU in scavenges with it (a worker's
- * resourceLimits cannot raise it). Threads made after this call get V8's default again (16 MB
- * semi-spaces on 64-bit); the API thread keeps the size it started with.
+ * `npm start` used to run node with --max-semi-space-size=4 (an 8 MB young generation for the idle API
+ * thread, which cost the session check CPU: docs/benchmarks.md, sessions; it now gives V8's default one back
+ * when idle instead: src/idle-memory.ts). For a start with such a flag: V8 reads it whenever an isolate is
+ * made, and training and chart threads, which allocate short-lived arrays fast, spent ~7% more CPU in
+ * scavenges with it (a worker's resourceLimits cannot raise it). Threads made after this call get V8's
+ * default again (16 MB semi-spaces on 64-bit); the API thread keeps the size it started with.
  */
 export function defaultYoungGenerationForNewThreads(): void {
   v8.setFlagsFromString('--max-semi-space-size=16');

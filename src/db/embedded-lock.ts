@@ -60,8 +60,9 @@ async function holderAlive(holder: Holder, lockPath: string): Promise<boolean> {
     if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
   }
   const fields = statFieldsOf(holder.pid);
-  // A holder that exited but was never reaped (an init that does not reap, issue 35) still answers
-  // signal 0: a zombie (state Z, or X while being reaped) holds nothing any more.
+  // A holder that exited but was never reaped (an init that does not reap; a restart under it must still
+  // open the data directory) still answers signal 0: a zombie (state Z, or X while being reaped) holds
+  // nothing any more.
   const state = fields?.[0];
   if (state === 'Z' || state === 'X') return false;
   const ticks = fields?.[19] ?? null;

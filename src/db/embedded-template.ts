@@ -5,11 +5,12 @@ import path from 'node:path';
 import { defaultMigrationsDir, listMigrations, migrate } from './migrator.js';
 
 /**
- * A prepared embedded data directory (issue 29): PGlite's initdb takes seconds and ~430 MB in a child
- * process, so the build makes one data directory once, with the migrations of that time applied, and a
- * new DATA_DIR starts as a copy of it. The copy then opens like a restart and the migrator applies
- * whatever came after the template. A template of another PGlite version is not used (its catalog may
- * not match the server's), and without a template a new directory is made by initdb as before.
+ * A prepared embedded data directory (a first start in seconds: docs/benchmarks.md, footprint): PGlite's
+ * initdb takes seconds and ~430 MB in a child process, so the build makes one data directory once, with the
+ * migrations of that time applied, and a new DATA_DIR starts as a copy of it. The copy then opens like a
+ * restart and the migrator applies whatever came after the template. A template of another PGlite version is
+ * not used (its catalog may not match the server's), and without a template a new directory is made by initdb
+ * as before.
  *
  * Only this module's light part is loaded at start: building a template loads the database driver.
  */

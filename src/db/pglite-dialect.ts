@@ -91,9 +91,9 @@ class PGliteDriver implements Driver {
   }
 
   /**
-   * One read-only statement, sent to the database's thread without taking the connection: that thread
-   * runs statements in arrival order, so reads sent back to back keep it busy instead of each waiting
-   * for the one before to come back to this thread (the session check's lookups, issue 35). A read is
+   * One read-only statement, sent to the database's thread without taking the connection: that thread runs
+   * statements in arrival order, so reads sent back to back keep it busy instead of each waiting for the one
+   * before to come back to this thread (the session check's lookups: docs/benchmarks.md, sessions). A read is
    * sent only while nobody holds the connection or waits for it: sent then, it could run inside another's
    * open transaction and abort it on an error. That wait has the connection wait's bound.
    */

@@ -4,8 +4,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /**
- * The console (issue 24): static HTML, CSS and JS under src/console, served at /console/. The page is a
- * client of the public API on the same origin, so the httpOnly session cookie the login sets carries it.
+ * The console (an addition beyond the spec, docs/interface-notes.md): static HTML, CSS and JS under
+ * src/console, served at /console/. The page is a client of the public API on the same origin, so the
+ * httpOnly session cookie the login sets carries it.
  */
 
 /** Next to this module under tsx (src/http -> src/console); from dist/src/http the compiled build reads the repository's src/console. */

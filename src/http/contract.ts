@@ -123,8 +123,8 @@ export function replyContract(data: z.ZodType, example?: unknown): ReplyContract
   const successJson = envelopeOf(data);
   const errorJson = stripForDocument(toOpenApiSchema(errorEnvelope)) as Json;
   const dataExample = example ?? exampleOf((successJson.properties as Record<string, Json>).data!);
-  // Compiled by the route's first success reply, not at start (issue 29): generating every route's
-  // serialiser was a quarter of building the app.
+  // Compiled by the route's first success reply, not at start (so the service starts in seconds:
+  // docs/benchmarks.md, first start): generating every route's serialiser was a quarter of building the app.
   let stringifySuccess: ((payload: unknown) => string) | undefined;
   const serialize = (payload: unknown) =>
     (payload as { status?: unknown } | null)?.status === 0 ? (stringifySuccess ??= successSerializer(data, successJson))(payload) : JSON.stringify(payload);

@@ -112,8 +112,9 @@ export function limitBodyPauses(server: Server, bodyTimeoutMs: number, log: Fast
  * upload limit plus their overhead; other bodies the body limit.
  */
 export function refuseAnnouncedOversize(app: FastifyInstance, maxUploadBytes: number): void {
-  // Callback hooks, not async ones, here and in the hooks of every request below: an async hook costs
-  // each request a promise and a turn of the microtask queue (issue 35).
+  // Callback hooks, not async ones, here and in the hooks of every request below: an async hook costs each
+  // request a promise and a turn of the microtask queue (the session check's CPU: docs/benchmarks.md,
+  // sessions).
   app.addHook('onRequest', function refuseOversize(request, reply, done) {
     const announced = Number(request.headers['content-length']);
     if (!Number.isFinite(announced)) return done();

@@ -11,8 +11,8 @@ import { failure, type ErrorEnvelope } from './envelope.js';
 const DATABASE_DOWN = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '25P03', '08000', '08003', '08006', '08001', '08004']);
 
 /**
- * Seconds a client is told to wait after a database bound ended its request (docs/interface-notes.md,
- * issue 29): a pooled connection comes free as soon as any request ends; a lock or a slow statement
+ * Seconds a client is told to wait after a database bound ended its request (docs/interface-notes.md, Bounded
+ * database waits): a pooled connection comes free as soon as any request ends; a lock or a slow statement
  * belongs to work of unknown length; a restarted server takes a few seconds.
  */
 const RETRY_AFTER_BUSY = 2;

@@ -16,7 +16,8 @@ function queryKey(raw: string): string {
 
 /**
  * The URL with the value of every secret parameter replaced, the rest as sent. Pair by pair rather than
- * through URLSearchParams, which decodes and re-encodes the whole query on every request (issue 35).
+ * through URLSearchParams, which decodes and re-encodes the whole query on every request (a share of the
+ * session check's CPU: docs/benchmarks.md, sessions).
  */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
@@ -44,9 +45,9 @@ const censorHeaders = (headers: unknown) =>
     : headers;
 
 /**
- * Redaction by serializers, not pino's `redact` paths: a path redactor ran on the `req` and `res` of
- * every request's line (2 us of the session check's CPU, issue 35) though neither serialized form
- * carries headers. The one object logged with request headers is @fastify/multipart's busboy options
+ * Redaction by serializers, not pino's `redact` paths: a path redactor ran on the `req` and `res` of every
+ * request's line (2 us of the session check's CPU: docs/benchmarks.md, sessions) though neither serialized
+ * form carries headers. The one object logged with request headers is @fastify/multipart's busboy options
  * (LOG_LEVEL=trace).
  */
 const serializers = {
@@ -76,7 +77,7 @@ export function redactingChild(logger: Logger): FastifyBaseLogger {
  * Fastify's request.log, made into a pino child only when something logs through it. Most requests log
  * nothing but their completion line, which RequestLogLines writes through the parent with the request id
  * (the same line). A pino child a request (Fastify passes options, so pino rebuilds its formatters too) was
- * a share of the session check's CPU (issue 35).
+ * a share of the session check's CPU (docs/benchmarks.md, sessions).
  */
 export class RequestLogger {
   #child: FastifyBaseLogger | undefined;
@@ -137,10 +138,10 @@ const requestLine = (log: FastifyBaseLogger, level: 'info' | 'error', fields: Re
   log instanceof RequestLogger ? log.line(level, fields, message) : log[level](fields, message);
 
 /**
- * One log line per request, written when it completes, with the request and the outcome together
- * (nginx's access log), instead of Fastify's two ("incoming request", "request completed"): each line
- * cost the session check ~5% of its CPU in serialising and writing (issue 35). The arrival line is
- * still there at LOG_LEVEL=debug, for a request that never completes.
+ * One log line per request, written when it completes, with the request and the outcome together (nginx's
+ * access log), instead of Fastify's two ("incoming request", "request completed"): each line cost the session
+ * check ~5% of its CPU in serialising and writing (docs/benchmarks.md, sessions). The arrival line is still
+ * there at LOG_LEVEL=debug, for a request that never completes.
  */
 export class RequestLogLines extends LogController {
   override incomingRequest(request: FastifyRequest): void {

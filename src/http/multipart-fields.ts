@@ -23,8 +23,9 @@ export async function multipartFieldsAsBody(request: FastifyRequest): Promise<vo
 }
 
 /**
- * The preHandler hook: a callback hook that answers at once for a request without a multipart form
- * (every request but a few), instead of an async hook's promise and microtask turn (issue 35).
+ * The preHandler hook: a callback hook that answers at once for a request without a multipart form (every
+ * request but a few), instead of an async hook's promise and microtask turn (a cost every request would pay,
+ * the session check included: docs/benchmarks.md, sessions).
  */
 export function multipartFieldsHook(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
   if (!request.isMultipart() || request.routeOptions.config?.upload) return done();

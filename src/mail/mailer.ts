@@ -8,7 +8,8 @@ import type { Mailer, MailMessage } from '../domain/ports.js';
  * under DATA_DIR/outbox and logged, so a fresh install works without a mail server.
  */
 export function createMailer(options: { smtpUrl: string | undefined; from: string; dataDir: string; logger: Logger }): Mailer {
-  // nodemailer loads with the first message, not at every start (issue 29).
+  // nodemailer loads with the first message, not at every start (so the service starts in seconds:
+  // docs/benchmarks.md, first start).
   if (options.smtpUrl) {
     const smtpUrl = options.smtpUrl;
     const connect = async () => (await import('nodemailer')).default.createTransport(smtpUrl);

@@ -8,7 +8,7 @@ import { ADMIN_EMAIL, ADMIN_PASSWORD, Client, killAll, startApi, type ServicePro
 import { birthsCsv, co2Csv } from './co2.js';
 
 /**
- * The console (/console/, issue 24) in a real headless Chromium against a real service process on
+ * The console (/console/) in a real headless Chromium against a real service process on
  * embedded PGlite: a new user creates an account and signs in with the keyboard, uploads a long series and aborts it while it
  * trains (an administrator sees it in the queue meanwhile), then uploads a real monthly series, follows
  * its Advance to 100, sees the chart, the leaderboard and the intervals, and downloads the forecast.

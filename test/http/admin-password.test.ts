@@ -25,7 +25,7 @@ async function login(ctx: TestContext, email: string, password: string) {
   return (await ctx.request({ method: 'POST', url: `${CURRENT}/sessions.php`, ...form({ email, password }) })).envelope;
 }
 
-describe('the first administrator (issue 35)', () => {
+describe('the first administrator', () => {
   it('ADMIN_PASSWORD alone sets the password of admin@localhost, at every start, and prints none', async () => {
     const ctx = await createTestContext({ env: { ADMIN_PASSWORD: 'Chosen-Adm1n-pw' } });
     contexts.push(ctx);

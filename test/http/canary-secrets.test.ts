@@ -7,13 +7,13 @@ import { startStub } from '../support/openai-stub.js';
 import { enumerateRoutes, plausibleValue, type AppRoute, type OwnedRows } from '../support/routes.js';
 
 /**
- * Canary secrets (issue 29, threat table): one run plants known provider keys, passwords, session
- * tokens and recovery tokens, drives every operation of both versions with them (the routes come from
- * the app itself, test/support/routes.ts), and then greps every reply body, every reply header, every
- * log line and every e-mail for them. The only places a secret may appear are the ones the interface
- * needs: a session token in the login reply that issued it (body and Set-Cookie) and in the reply of a
- * session check (GET /sessions, spec 4.1 and section 9) that presented that very token; a recovery
- * token in its own recovery e-mail. Nothing in any log line, whatever the level.
+ * Canary secrets (docs/interface-notes.md, Canary secrets, `tz` and `period`): one run plants known provider
+ * keys, passwords, session tokens and recovery tokens, drives every operation of both versions with them (the
+ * routes come from the app itself, test/support/routes.ts), and then greps every reply body, every reply
+ * header, every log line and every e-mail for them. The only places a secret may appear are the ones the
+ * interface needs: a session token in the login reply that issued it (body and Set-Cookie) and in the reply
+ * of a session check (GET /sessions, spec 4.1 and section 9) that presented that very token; a recovery token
+ * in its own recovery e-mail. Nothing in any log line, whatever the level.
  */
 
 const TZ = 'Europe/Madrid';

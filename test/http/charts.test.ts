@@ -1,6 +1,6 @@
 /**
- * The chart resource (issue 24): GET/POST /charts.php draws a job's forecast as Vega-Lite, SVG or PNG.
- * Real service (app.inject), real worker-thread training, real database; the job is trained to a
+ * The chart resource (an addition beyond the spec): GET/POST /charts.php draws a job's forecast as Vega-Lite,
+ * SVG or PNG. Real service (app.inject), real worker-thread training, real database; the job is trained to a
  * forecast the way forecasting.test.ts does it.
  */
 import { readFileSync } from 'node:fs';
@@ -116,7 +116,7 @@ let empty: number;
 
 beforeAll(async () => {
   ctx = await createTestContext();
-  training = createTrainingRunner(ctx.services, ctx.database, { threads: 1, pollMs: 100, heartbeatMs: 200 });
+  training = createTrainingRunner(ctx.services, { threads: 1, pollMs: 100, heartbeatMs: 200 });
   training.runner.start();
   owner = await ctx.createUser();
   other = await ctx.createUser();

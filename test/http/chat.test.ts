@@ -793,7 +793,7 @@ describe('the provider key', () => {
   });
 });
 
-// ---------- forecast tools in chat (issue 12, item 1) ----------
+// ---------- forecast tools in chat ----------
 
 describe('forecast tools in chat', () => {
   // The tools reach only jobs of applications the chat user is subscribed to, as creating jobs requires.

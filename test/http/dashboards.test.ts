@@ -11,7 +11,7 @@ import { refreshJobGauges, type Runtime } from '../../src/runtime.js';
 import { CURRENT, createTestContext, form, type TestContext } from '../support/helper.js';
 
 /**
- * The operators' Grafana dashboard and Prometheus alert rules (deploy/, issue 24) name only metrics that
+ * The operators' Grafana dashboard and Prometheus alert rules (deploy/) name only metrics that
  * /metrics of a built app exposes: a renamed or removed instrument breaks this test, not a dashboard in
  * production. Names are read out of every PromQL expression.
  */

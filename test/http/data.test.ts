@@ -400,7 +400,7 @@ describe('data tables /zdai and /zdao', () => {
   });
 });
 
-describe('prediction intervals of an output (issue 10)', () => {
+describe('prediction intervals of an output', () => {
   const bounds = (v: number) => ({ lo80: String(v - 1), hi80: String(v + 1), lo95: String(v - 2), hi95: String(v + 2) });
 
   it('keeps them out of every legacy view and adds <column>_lo80.._hi95 with intervals=1, in both versions', async () => {

@@ -9,9 +9,10 @@ import { factories } from '../support/factories.js';
 import { CURRENT, createTestContext, multipart, type TestContext, type TestUser } from '../support/helper.js';
 
 /**
- * Issue 29, item 1: every database wait has a bound, and a request that reaches one is answered at once
- * with what happened and when to retry. The Postgres-only cases need a second session (locks, other
- * backends); the embedded database has one connection, whose wait is bounded the same way.
+ * Bounded database waits (docs/interface-notes.md): every database wait has a bound, and a request that
+ * reaches one is answered at once with what happened and when to retry. The Postgres-only cases need a second
+ * session (locks, other backends); the embedded database has one connection, whose wait is bounded the same
+ * way.
  */
 const onPostgres = process.env.TEST_DB_KIND === 'postgres';
 const TZ = 'Europe/Madrid';

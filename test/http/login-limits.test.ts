@@ -4,7 +4,7 @@ import { slowdownMs } from '../../src/domain/accounts/sessions.service.js';
 import { CURRENT, OLDER, createTestContext, form, type TestContext } from '../support/helper.js';
 
 /**
- * Issue 22: failed logins count per (e-mail, client address), so someone failing for another's e-mail
+ * Failed logins count per (e-mail, client address), so someone failing for another's e-mail
  * from its own address is refused without locking the owner out; e-mail-wide failures only slow the
  * check down; password hashing is bounded and refuses fast past the bound.
  */

@@ -25,7 +25,7 @@ it('limits login attempts per IP with an HTTP 200 envelope and Retry-After', asy
   expect(other.envelope.data).toBe('Invalid e-mail or password');
 });
 
-describe('X-Forwarded-For (issue 22)', () => {
+describe('X-Forwarded-For', () => {
   const wrongLogin = (context: TestContext, remoteAddress: string, forwardedFor: string, i: number) => {
     const body = form({ email: `forged${i}@example.com`, password: 'x' });
     return context.request({ method: 'POST', url: `${CURRENT}/sessions.php`, remoteAddress, payload: body.payload, headers: { ...body.headers, 'x-forwarded-for': forwardedFor } });

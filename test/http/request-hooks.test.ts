@@ -23,7 +23,7 @@ function hooksOf(routes: string, url: string, method: string): Record<string, st
   return hooks;
 }
 
-describe('the hooks of every request (issue 35)', () => {
+describe('the hooks of every request', () => {
   it('runs only the service’s own per-request hooks on the session check, none of @fastify/multipart’s', async () => {
     const routes = ctx.app.printRoutes({ includeHooks: true, commonPrefix: false });
     const hooks = hooksOf(routes, `${CURRENT}/sessions.php`, 'GET');

@@ -13,7 +13,7 @@ afterAll(async () => {
 const linesOf = (requestId: string) =>
   ctx.logLines.map((line) => JSON.parse(line) as Record<string, any>).filter((line) => line.reqId === requestId);
 
-describe('request log lines (issue 35)', () => {
+describe('request log lines', () => {
   it('writes one line per request when it completes: request (secrets redacted), status and time', async () => {
     const user = await ctx.createUser();
     const res = await ctx.request({ method: 'GET', url: `${CURRENT}/sessions.php?session=${user.session}` });

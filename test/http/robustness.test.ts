@@ -7,8 +7,8 @@ import { CURRENT, createTestContext, form, type TestContext, type TestUser } fro
 import { startStub } from '../support/openai-stub.js';
 
 /**
- * Issue 22, the HTTP edge: a slow, stalled, oversized or hostile client is timed out or refused at
- * the connection, always with the envelope, and never holds anyone else up. Real sockets where the
+ * The HTTP edge (docs/interface-notes.md): a slow, stalled, oversized or hostile client is timed out or
+ * refused at the connection, always with the envelope, and never holds anyone else up. Real sockets where the
  * behaviour lives below Fastify; small timeouts so the file stays fast.
  */
 const TZ = 'Europe/Madrid';

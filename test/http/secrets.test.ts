@@ -15,10 +15,11 @@ import { CURRENT, form } from '../support/helper.js';
 import { startStub } from '../support/openai-stub.js';
 
 /**
- * Provider keys at rest (issue 11): bound to their row, rotatable, and a start that refuses keys that
- * cannot read what is stored. Each test runs real service starts (startRuntime, as `npm start` does)
- * on a fresh Postgres database, so it runs in the postgres project only (TEST_DATABASE_URL): several
- * cold PGlite starts per test took minutes on the shared machine, and the code under test is the same.
+ * Provider keys at rest (docs/interface-notes.md, Secrets at rest): bound to their row, rotatable, and a
+ * start that refuses keys that cannot read what is stored. Each test runs real service starts (startRuntime,
+ * as `npm start` does) on a fresh Postgres database, so it runs in the postgres project only
+ * (TEST_DATABASE_URL): several cold PGlite starts per test took minutes on the shared machine, and the code
+ * under test is the same.
  */
 const onPostgres = process.env.TEST_DB_KIND === 'postgres';
 
@@ -118,7 +119,7 @@ const sealedOf = async (s: Started, clientId: number) =>
 const setSealed = (s: Started, clientId: number, value: string) =>
   s.runtime.database.db.updateTable('clients').set({ provider_key_enc: value }).where('id', '=', clientId).execute();
 
-/** The form written before issue 11: `v1:` + AES-GCM without additional data. */
+/** The form written before keys were bound to their row: `v1:` + AES-GCM without additional data. */
 function legacySeal(secretKey: string, plain: string): string {
   const key = Buffer.from(hkdfSync('sha256', Buffer.from(secretKey, 'utf8'), Buffer.alloc(0), 'mtcs/provider-key/v1', 32));
   const iv = randomBytes(12);
@@ -184,7 +185,7 @@ describe.skipIf(!onPostgres)('key rotation', () => {
     try {
       alice = await clientWithChat(s, 'alice', KEY_A);
       bob = await clientWithChat(s, 'bob', KEY_B);
-      // Bob's key as written before issue 11 (no row binding): still read.
+      // Bob's key in the older form (no row binding): still read.
       await setSealed(s, bob.clientId, legacySeal(OLD_KEY, KEY_B));
       expect((await say(s, bob)).status).toBe(0);
       expect(stub.requests.at(-1)?.authorization).toBe(`Bearer ${KEY_B}`);

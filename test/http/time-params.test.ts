@@ -8,12 +8,11 @@ import { CURRENT, OLDER, createTestContext, form, multipart, type TestContext, t
 import { enumerateRoutes, plausibleValue, type AppRoute, type OwnedRows } from '../support/routes.js';
 
 /**
- * `tz` and `period` (issue 29, threat table). Property-based junk in either, on every operation that
- * takes it (the routes come from the app itself, test/support/routes.ts), is refused in the envelope:
- * HTTP 200, status 1 and a message naming the parameter, never a 500 or a stack trace. Then the answers
- * at month ends, leap days and the DST changes of Europe/Madrid and America/New_York, as
- * docs/interface-notes.md (issue 29) documents them. TIME_RUNS and TIME_SEED make a longer or a
- * reproducible run.
+ * `tz` and `period`, which any client may fill with anything. Property-based junk in either, on every
+ * operation that takes it (the routes come from the app itself, test/support/routes.ts), is refused in the
+ * envelope: HTTP 200, status 1 and a message naming the parameter, never a 500 or a stack trace. Then the
+ * answers at month ends, leap days and the DST changes of Europe/Madrid and America/New_York, as
+ * docs/interface-notes.md documents them. TIME_RUNS and TIME_SEED make a longer or a reproducible run.
  */
 const RUNS = Number(process.env.TIME_RUNS ?? 12);
 const SEED = Number(process.env.TIME_SEED ?? 29_2024);
@@ -209,7 +208,7 @@ async function movedDates(jobId: number): Promise<string[]> {
   return (res.envelope.data as Record<string, string>[]).map((r) => `${r.year}-${r.month}-${r.day} ${r.hour}:${r.minute}`);
 }
 
-describe('PUT /data period: calendar answers (documented in docs/interface-notes.md, issue 29)', () => {
+describe('PUT /data period: calendar answers (documented in docs/interface-notes.md)', () => {
   const cases: { why: string; rows: string[][]; period: string; expected: string[] }[] = [
     { why: '31 January + 1 month is the last day of February', rows: [['2021', '1', '31', '10', '0', '1'], ['2020', '1', '31', '10', '0', '2']], period: 'P1M', expected: ['2021-2-28 10:0', '2020-2-29 10:0'] },
     { why: 'a month end + 1 month does not come back to the 31st', rows: [['2021', '2', '28', '0', '0', '1'], ['2021', '4', '30', '0', '0', '2']], period: 'P1M', expected: ['2021-3-28 0:0', '2021-5-30 0:0'] },
@@ -265,7 +264,7 @@ async function inBothSeasons<T>(ask: () => Promise<T>): Promise<T> {
   return answers[0]!;
 }
 
-describe('tz at the DST changes (documented in docs/interface-notes.md, issue 29)', () => {
+describe('tz at the DST changes (documented in docs/interface-notes.md)', () => {
   beforeAll(async () => {
     await hourlyLogs('madrid-spring', '2024-03-30T21:30:00Z', 30);
     await hourlyLogs('madrid-autumn', '2024-10-26T20:30:00Z', 32);

@@ -7,11 +7,11 @@ import { factories } from '../support/factories.js';
 import { CURRENT, OLDER, createTestContext, type TestContext, type TestUser } from '../support/helper.js';
 
 /**
- * Issue 29, item 2: a refusal decided before the body is read reaches a client that sends its whole
- * body before reading (curl with `Expect:` off, Python's http.client, a front end) at once, not when
- * BODY_TIMEOUT_MS fires: the envelope goes out with `Connection: close` and what is still coming is read
- * and dropped (a lingering close) within a time and a byte bound. Real sockets: the behaviour lives in
- * how the socket is read and closed.
+ * Refusals that reach the client at once (docs/interface-notes.md): a refusal decided before the body is read
+ * reaches a client that sends its whole body before reading (curl with `Expect:` off, Python's http.client, a
+ * front end) at once, not when BODY_TIMEOUT_MS fires: the envelope goes out with `Connection: close` and what
+ * is still coming is read and dropped (a lingering close) within a time and a byte bound. Real sockets: the
+ * behaviour lives in how the socket is read and closed.
  */
 const TZ = 'Europe/Madrid';
 const HEADER = 'year,month,x1,x2,demand\n';

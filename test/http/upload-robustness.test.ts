@@ -9,7 +9,7 @@ import { factories } from '../support/factories.js';
 import { CURRENT, createTestContext, multipart, type TestContext, type TestUser } from '../support/helper.js';
 
 /**
- * Issue 22, uploads: a slow, stalled or hostile uploader holds nothing of the database and only bounded
+ * Uploads: a slow, stalled or hostile uploader holds nothing of the database and only bounded
  * disk; every file is refused at its first bad record with the line named; the spool is emptied on every path.
  */
 const TZ = 'Europe/Madrid';

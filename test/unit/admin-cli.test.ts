@@ -129,7 +129,7 @@ describe('admin CLI', () => {
   });
 });
 
-describe('admin CLI passwords and sessions (issue 22)', () => {
+describe('admin CLI passwords and sessions', () => {
   it('reads the password from standard input (one trailing newline dropped) and from a named environment variable', async () => {
     expect(await runWith({ stdin: 'From-stdin-Passw0rd\n' }, 'reset-password', '--email', 'ops@example.com', '--password-stdin')).toMatchObject({ code: 0, err: '' });
     await withRuntime(async ({ services }) => {
@@ -188,7 +188,7 @@ describe('admin CLI passwords and sessions (issue 22)', () => {
   });
 });
 
-describe('the embedded database lock (issue 22)', () => {
+describe('the embedded database lock', () => {
   const ticksOf = (pid: number) => {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;

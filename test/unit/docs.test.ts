@@ -7,12 +7,12 @@ import { CURRENT, OLDER, createTestContext } from '../support/helper.js';
 import { enumerateRoutes } from '../support/routes.js';
 
 /**
- * The documents describe the tree as it is (issue 36):
+ * The documents describe the tree as it is (so a reader can follow every name and link they give):
  * - docs/architecture.md names every folder under src/ by its path (`src/domain/charts/`);
  * - its table "Where each operation lives" lists every route of both versions the app registers, and no other;
  * - every relative link of every Markdown file at the repository's root and under docs/ reaches a file, and a
  *   link's anchor into a Markdown file reaches one of its headings;
- * - code, tests, benchmarks and documents cite an issue or a docs/benchmarks.md section, never a numbered
+ * - code, tests, benchmarks and documents cite a reason or a docs/benchmarks.md section, never a numbered
  *   working session.
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -195,7 +195,7 @@ describe('Markdown links', () => {
 });
 
 describe('no numbered working sessions', () => {
-  it('code, tests, benchmarks and documents cite an issue or a docs/benchmarks.md section instead', () => {
+  it('code, tests, benchmarks and documents cite a reason or a docs/benchmarks.md section instead', () => {
     expect(sessionMentions()).toEqual([]);
   });
 });

@@ -37,7 +37,7 @@ async function zombie(): Promise<{ pid: number; parent: ChildProcess }> {
   return { pid, parent };
 }
 
-describe('the embedded database lock (issue 35)', () => {
+describe('the embedded database lock', () => {
   afterEach(() => {
     for (const parent of parents.splice(0)) if (parent.exitCode === null) parent.kill('SIGKILL');
   });

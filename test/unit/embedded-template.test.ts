@@ -7,9 +7,10 @@ import { buildEmbeddedTemplate, copyEmbeddedTemplate, installedPGliteVersion, te
 import { defaultMigrationsDir, listMigrations, migrate } from '../../src/db/migrator.js';
 
 /**
- * The embedded database's template (issue 29): a new data directory copied from it opens like a restart
- * and the migrator still applies every migration the template does not hold. The template here is built
- * from the first migrations only, as one built before the later ones were written.
+ * The embedded database's template (a first start in seconds: docs/benchmarks.md, footprint): a new data
+ * directory copied from it opens like a restart and the migrator still applies every migration the template
+ * does not hold. The template here is built from the first migrations only, as one built before the later
+ * ones were written.
  */
 const KEPT = 3;
 let work: string;

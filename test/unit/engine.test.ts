@@ -115,7 +115,7 @@ describe('forecasting engine: model families on series with a known answer', () 
   });
 });
 
-describe('forecasting engine: seasons, long cycles and the naive bar (issue 23)', () => {
+describe('forecasting engine: seasons, long cycles and the naive bar', () => {
   /** A quarterly upload (year and month columns, a row every 3 months) of `values`, the last `hidden` empty. */
   function quarterly(values: number[], hidden: number) {
     const columns: ColumnSpec[] = [
@@ -204,7 +204,7 @@ describe('forecasting engine: seasons, long cycles and the naive bar (issue 23)'
   });
 });
 
-describe('forecasting engine: intervals that hold what they say on series of known distribution (issue 23)', () => {
+describe('forecasting engine: intervals that hold what they say on series of known distribution', () => {
   /** Pooled coverage of the 80% and 95% intervals over `count` series of a level plus normal noise. */
   function coverage(count: number, length: number, hidden: number, seed: number) {
     let rows = 0;
@@ -237,11 +237,11 @@ describe('forecasting engine: intervals that hold what they say on series of kno
     expect(c.p95).toBeLessThanOrEqual(0.99);
   };
 
-  // Issue 23's targets: 80% in [0.75, 0.85], 95% in [0.90, 0.99]. The short series (one backtest window)
-  // held 0.73 and 0.73 while both widths were the largest of 5 pooled errors; with the Student-t width of
-  // small pools they hold 0.94 and 0.996 of 40 i.i.d. series (issue 23): the 95% is near its level, the
-  // 80% too wide on noise this calm (real series need it: the corpus mean went 0.68 -> 0.75). Pinned: this
-  // fails the day both are met (then drop `.fails`). The long horizon met them once its widths were an
+  // The targets: 80% in [0.75, 0.85], 95% in [0.90, 0.99]. The short series (one backtest window) held 0.73
+  // and 0.73 while both widths were the largest of 5 pooled errors; with the Student-t width of small pools
+  // they hold 0.94 and 0.996 of 40 i.i.d. series (docs/benchmarks.md, intervals): the 95% is near its level,
+  // the 80% too wide on noise this calm (real series need it: the corpus mean went 0.68 -> 0.75). Pinned:
+  // this fails the day both are met (then drop `.fails`). The long horizon met them once its widths were an
   // isotonic fit (0.89 / 0.97 before; docs/benchmarks.md, intervals).
   // Both tests below read the same 40 trainings: run them once.
   let shortCoverage: { p80: number; p95: number } | undefined;

@@ -5,9 +5,9 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /**
- * scripts/ensure-build.mjs (issue 29: `npm start` must not recompile a built checkout) in a throwaway
- * checkout whose `tsc` is a stand-in that records each call and emits dist/src/server.js, so the test
- * sees exactly when a start would compile.
+ * scripts/ensure-build.mjs (`npm start` must not recompile a built checkout: docs/benchmarks.md, first start)
+ * in a throwaway checkout whose `tsc` is a stand-in that records each call and emits dist/src/server.js, so
+ * the test sees exactly when a start would compile.
  */
 const script = path.resolve(import.meta.dirname, '../../scripts/ensure-build.mjs');
 

@@ -17,7 +17,7 @@ describe('toAppError', () => {
     }
   });
 
-  it('maps a database wait that reached its bound to what happened and when to retry (issue 29)', () => {
+  it('maps a database wait that reached its bound to what happened and when to retry', () => {
     const cases: [Error, string, number][] = [
       [new Error('timeout exceeded when trying to connect'), 'Service unavailable: the database is busy (no connection came free in time); try again in 2 seconds', 2],
       [new ConnectionWaitTimeout(500), 'Service unavailable: the database is busy (no connection came free in time); try again in 2 seconds', 2],

@@ -24,7 +24,7 @@ function knownSeries() {
 
 const ahead = (state: ReturnType<typeof fitEts>, steps: number[]) => steps.map((h) => etsForecast(state, h));
 
-describe('ETS and Theta on short series (issue 33)', () => {
+describe('ETS and Theta on short series', () => {
   it('apply from five rows, where the simplest form has two degrees of freedom left, and forecast the level', () => {
     const info = seasonContext(1).info;
     expect(etsFamily.applies(info, 4)).toBe(false);

@@ -1,7 +1,8 @@
 /**
- * The sampling interval from the data (issue 28): every listed spacing, with gaps and repeated stamps, in each
- * date form a user uploads (one whole-date column, ISO 8601 with T/Z, date-part columns); the seasonal periods
- * and the default horizon that follow; the seasonal naive of each period.
+ * The sampling interval from the data (docs/interface-notes.md, Sub-daily series and long seasons): every
+ * listed spacing, with gaps and repeated stamps, in each date form a user uploads (one whole-date column,
+ * ISO 8601 with T/Z, date-part columns); the seasonal periods and the default horizon that follow; the
+ * seasonal naive of each period.
  */
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * The API thread keeps V8's default young generation (fast under load) and gives it back once idle
- * (src/idle-memory.ts, issue 35): a process that grew it and then went quiet ends with a small one.
+ * (src/idle-memory.ts; docs/benchmarks.md, footprint): a process that grew it and then went quiet ends with a
+ * small one.
  */
 const idleMemory = pathToFileURL(new URL('../../src/idle-memory.ts', import.meta.url).pathname).href;
 const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;

@@ -18,7 +18,7 @@ function capture() {
   return { logger, lines };
 }
 
-describe('log redaction by serializers (issue 35)', () => {
+describe('log redaction by serializers', () => {
   it("censors the request headers in @fastify/multipart's busboy options, keeping the others", () => {
     const { logger, lines } = capture();
     for (const log of [logger, redactingChild(logger)]) {
@@ -49,7 +49,7 @@ describe('log redaction by serializers (issue 35)', () => {
   });
 });
 
-describe('the request logger (issue 35)', () => {
+describe('the request logger', () => {
   const request = { method: 'GET', url: '/api/x.php?session=secret-6', ip: '127.0.0.1', id: 'r2' };
 
   it("writes the completion line through the parent, the same line as a pino child's", () => {

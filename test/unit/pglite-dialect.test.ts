@@ -34,7 +34,7 @@ class ThreadInOrder implements EmbeddedPostgres {
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('the embedded database dialect (issue 35)', () => {
+describe('the embedded database dialect', () => {
   it('sends reads back to back, while statements through the connection go one at a time', async () => {
     const thread = new ThreadInOrder();
     const dialect = new PGliteDialect(thread);

@@ -8,8 +8,9 @@ import { copyFileInBatches } from '../../src/db/pglite-copy.js';
 import { PGliteWorker } from '../../src/db/pglite-worker.js';
 
 /**
- * The embedded database in its worker thread (issue 29, item 3): what crosses between the threads keeps
- * its types, codes and order, and a statement running there leaves this thread's event loop free.
+ * The embedded database in its worker thread (so an upload holds no one else up: docs/benchmarks.md,
+ * neighbour): what crosses between the threads keeps its types, codes and order, and a statement running
+ * there leaves this thread's event loop free.
  */
 let handle: DatabaseHandle;
 let work: string;

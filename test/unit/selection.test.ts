@@ -24,7 +24,7 @@ const scored = (name: string, predictions: number[]): Scored => ({
   description: name,
 });
 
-describe('model selection: combinations of the best candidates (issue 28)', () => {
+describe('model selection: combinations of the best candidates', () => {
   it('takes the median of the best 3 when each runs away on a different row', () => {
     // Each candidate misses one row by 4 (error 1); any weighted mean keeps 4/3 on three rows (error 1), the
     // median is exact.
@@ -47,7 +47,7 @@ describe('model selection: combinations of the best candidates (issue 28)', () =
     expect(winner.error).toBe(0);
   });
 
-  it('leaves the level families out of combinations when a panel asks (issue 33), yet lets one win alone', () => {
+  it('leaves the level families out of combinations when a panel asks, yet lets one win alone', () => {
     // a and b err in opposite directions; the level family `mean` ranks second: by default it joins a's
     // combination, which a panel's series never lets it do (the next non-level candidate, b, joins instead).
     const candidates = [scored('a', [1, 1, 1, 1]), scored('mean', [-1.5, -1.5, -1.5, -1.5]), scored('b', [-2, -2, -2, -2])];
@@ -65,7 +65,7 @@ describe('model selection: combinations of the best candidates (issue 28)', () =
   });
 });
 
-describe('one choice across many series (issue 33)', () => {
+describe('one choice across many series', () => {
   // Four series on the same window, actual 0 everywhere, each with the scale 1: `steady` errs by 1 on every
   // series; `lucky` is exact on one series and errs by 3 on the others, so each series alone would pick
   // `lucky` once and `steady` three times, while across the series `steady` is the better family.
@@ -124,7 +124,7 @@ describe('one choice across many series (issue 33)', () => {
   });
 });
 
-describe("auto.arima's differencing as a structure across series (issue 33)", () => {
+describe("auto.arima's differencing as a structure across series", () => {
   it('chooses d as forecast::ndiffs does: the mean of a level, a random walk, the last slope of an accelerating series', () => {
     const random = mulberry32(11);
     const level = Array.from({ length: 13 }, () => 100 + 10 * (random() - 0.5));
@@ -211,7 +211,7 @@ describe("auto.arima's differencing as a structure across series (issue 33)", ()
   });
 });
 
-describe("one choice across a long panel's series (issue 33)", () => {
+describe("one choice across a long panel's series", () => {
   // Five series, each on its own windows (1 to 3 splits of 2 to 4 rows), scales and values; five families whose
   // backtest predictions miss by noise that grows with the family's rank, so each series alone ranks them by luck.
   const random = mulberry32(11);
@@ -257,7 +257,7 @@ describe("one choice across a long panel's series (issue 33)", () => {
   });
 });
 
-describe('a stored median combination (issue 28)', () => {
+describe('a stored median combination', () => {
   it('forecasts the median of its members at each row, also after a JSON round trip', () => {
     const rows = Array.from({ length: 24 }, (_, i) => [String(2000 + i), String(i)]);
     const model = trainModel({

@@ -1,6 +1,6 @@
 /**
  * A numeric input the user stated as an input (PUT /data <column>=input) that is empty in every row to
- * forecast is used through its past only (issue 33, item 4): each row reads the column's value a horizon
+ * forecast is used through its past only: each row reads the column's value a horizon
  * earlier, and the stored model keeps the known values the rows to forecast need, so a reload predicts the
  * same rows.
  *
@@ -40,7 +40,10 @@ const rows = records.map((r, i) => {
   return [year, String(Number(month)), hide ? null : cell(r, LEADING), hide ? null : cell(r, OUTPUT)];
 });
 
-/** The upload with the leading column stated an input (`stated`), or ignored as before issue 33's lags. */
+/**
+ * The upload with the leading column stated an input (`stated`), or ignored, as before stated inputs were
+ * used through their past.
+ */
 function upload(stated: boolean): TrainingInput {
   const columns: ColumnSpec[] = [
     { name: 'year', role: 'date', kind: 'numeric', datePart: 'year' },

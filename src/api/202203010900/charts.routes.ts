@@ -14,7 +14,10 @@ const VegaLiteSpec = z.record(z.string(), z.unknown()).meta({
   example: { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', width: 800, height: 300, data: { values: [{ x: 1, value: 3, part: 'history' }] }, layer: [] },
 });
 
-/** Issue 24: a chart of a job's forecast, as a Vega-Lite specification, SVG or PNG. */
+/**
+ * A chart of a job's forecast, as a Vega-Lite specification, SVG or PNG (an addition beyond the spec:
+ * docs/interface-notes.md, Charts of forecasts).
+ */
 export function chartsRoutes(app: FastifyInstance, services: Services) {
   // The drawing threads end with the app (server shutdown, tests).
   app.addHook('onClose', () => services.charts.close());

@@ -56,9 +56,12 @@ export const UsecaseRecord = z
     Hash: z.string(),
     Temperature: z.string(),
     Active: z.enum(['0', '1']),
-    /** Addition (issue 12): tokens a chat may spend before it is handed to a person, '0' = no limit. */
+    /** Addition (so a chat's spending has a bound): tokens a chat may spend before it is handed to a person, '0' = no limit. */
     TokenBudget: z.string(),
-    /** Addition (issue 12): '1' offers the assistant the forecast tools over the chat user's jobs. */
+    /**
+     * Addition (so the assistant can answer from the user's own forecasts): '1' offers the assistant the
+     * forecast tools over the chat user's jobs.
+     */
     ModelTools: z.enum(['0', '1']),
   })
   .partial()
@@ -86,7 +89,10 @@ export const ChatRecord = z
     Hash: text,
     Active: z.enum(['0', '1']),
     Attention: z.enum(['0', '1']),
-    /** Addition (issue 12): why the chat was last handed off (e.g. `word: human`, `budget`), null if never. */
+    /**
+     * Addition (so an operator sees why a person took over): why the chat was last handed off (e.g.
+     * `word: human`, `budget`), null if never.
+     */
     HandoffReason: z.string().nullable(),
     LastUpdDateTime: timestamp,
   })

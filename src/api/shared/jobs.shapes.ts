@@ -51,7 +51,10 @@ export const TrainingRecord = z.strictObject({
 /** A training id (POST /trainings). */
 export const TrainingId = int.meta({ example: 9 });
 
-/** The forecasting engine's explanation of how each output's model was chosen (issue 10). */
+/**
+ * The forecasting engine's explanation of how each output's model was chosen (so a user sees what won,
+ * against which candidates and the best naive).
+ */
 const SelectionReport = z.object({
   modelFamily: z.enum(['auto', 'network']),
   scheme: z.enum(['rolling-origin', 'k-fold', 'holdout']),

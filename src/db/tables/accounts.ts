@@ -37,7 +37,10 @@ export interface AuthAttemptsTable {
   id: Generated<number>;
   kind: 'login' | 'recovery';
   subject: string;
-  /** The client address of a failed login (null for recovery mails and rows from before issue 22). */
+  /**
+   * The client address of a failed login (null for recovery mails and rows from before failures counted
+   * per address).
+   */
   address: string | null;
   created_at: Generated<Date>;
 }

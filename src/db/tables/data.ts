@@ -19,7 +19,11 @@ export interface DatasetColumn {
   /** Detected from the cells on first need; null until then. */
   kind: DataColumnKind | null;
   datePart?: DataDatePart;
-  /** The role was set by the user (PUT /data), not by the upload's defaults (issue 33: training-side rules differ). */
+  /**
+   * The role was set by the user (PUT /data), not by the upload's defaults (training treats it apart: a
+   * stated input empty in every row to forecast is used through its past, an unstated one is forecast as an
+   * output).
+   */
   stated?: boolean;
   /**
    * Only on an output's prediction-interval columns (named `<of>_<bound>`, role `ignore`): hidden from

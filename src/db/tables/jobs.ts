@@ -44,7 +44,10 @@ export interface JobsTable {
   updated_at: Generated<Date>;
 }
 
-/** A job in parts (issue 34): its plan, stored once for every unit. */
+/**
+ * A job in parts (a panel spread over every process's training threads): its plan, stored once for every
+ * unit.
+ */
 export interface JobPlansTable {
   job_id: number;
   plan: string;

@@ -1,10 +1,10 @@
 /**
- * Session lookups that arrive together go to Postgres as one statement (issue 35). Every authenticated call
- * starts with one; under load, dozens arrive within one turn of the event loop, and each sent alone costs a
- * write and a read on a pooled connection (the system calls dominated the session check's profile on real
- * Postgres) plus a round of the server's executor. Waiting until the turn ends (setImmediate) and asking
- * for all their tokens at once (`token_hash = any($2)`) costs a lone request nothing measurable and takes
- * a busy service above its one-query-per-request floor (docs/benchmarks.md, session check).
+ * Session lookups that arrive together go to Postgres as one statement (docs/benchmarks.md, sessions). Every
+ * authenticated call starts with one; under load, dozens arrive within one turn of the event loop, and each
+ * sent alone costs a write and a read on a pooled connection (the system calls dominated the session check's
+ * profile on real Postgres) plus a round of the server's executor. Waiting until the turn ends (setImmediate)
+ * and asking for all their tokens at once (`token_hash = any($2)`) costs a lone request nothing measurable
+ * and takes a busy service above its one-query-per-request floor (docs/benchmarks.md, sessions).
  *
  * A batch's times are its first request's: the others came within the same turn, so a session expiring in
  * between is one that expires that same millisecond. Requests for one token share its row (copies).

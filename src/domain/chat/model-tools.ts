@@ -200,9 +200,10 @@ async function dispatch(deps: ModelToolsDeps, scope: ModelToolScope, call: LlmTo
 }
 
 /**
- * read_forecast for a job of many series (issue 33): the report without its per-series list, then each
- * series' winners (upload order; the named ones, or the first MAX_LISTED_SERIES), and the forecast rows of
- * the named series (or the first rows). A series is named as the chart's `series=` names it.
+ * read_forecast for a job of many series (a reply that stays short however many series): the report without
+ * its per-series list, then each series' winners (upload order; the named ones, or the first
+ * MAX_LISTED_SERIES), and the forecast rows of the named series (or the first rows). A series is named as the
+ * chart's `series=` names it.
  */
 async function readPanelForecast(deps: ModelToolsDeps, scope: ModelToolScope, job: JobView, selection: SelectionReport, panel: PanelReport, asked: string | undefined) {
   const { perSeries, ...summary } = panel;

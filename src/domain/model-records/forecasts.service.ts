@@ -77,7 +77,7 @@ export function createForecastsService(deps: { networks: NetworksService; lookup
       const cells = Object.fromEntries(given.filter(([name]) => !outputs.includes(name)));
       const asked = [...Object.keys(cells), ...outputs];
       // The engine (brain.js, trees, matrices: a third of the API's module loading) loads with the first
-      // forecast, not at every start (issue 29).
+      // forecast, not at every start (so the service starts in seconds: docs/benchmarks.md, first start).
       const [{ predictWithIntervals }, { isTrainingError }] = await Promise.all([import('../../training/predict.js'), import('../../training/types.js')]);
       let predicted: ReturnType<typeof predictWithIntervals>;
       try {
