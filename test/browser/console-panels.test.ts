@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, killAll, startApi, type ServiceProcess } from '../faults/support.js';
 
 /**
- * The console with a job of many series (issue 33), in a real headless Chromium against a real service
+ * The console with a job of many series, in a real headless Chromium against a real service
  * process: a long upload of 4 industries (vega-datasets' unemployment, 48 months each, the last 6 empty)
  * trains per series; the page then offers a series picker that drives the chart's series= and filters
  * the forecast table, and its leaderboard says how often each family won.

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, Client, ROOT, SECRET_KEY, createDatabase, killAll, startApi, type FaultDatabase } from './support.js';
 
 /**
- * Issue 22, point 4: the admin CLI next to a running server. On the embedded database the server holds
+ * The admin CLI next to a running server. On the embedded database the server holds
  * DATA_DIR's lock and the CLI refuses (exit 1, nothing written) instead of reporting a write the server
  * never sees and a restart loses; once the server stops, or died, the CLI works. On Postgres both run
  * side by side as before.

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { createDatabase, killAll, newConsumer, newJob, sleep, startApi, startPrivatePostgres, startWorker, upload, waitFor, type Client, type FaultDatabase, type ServiceProcess } from './support.js';
 
 /**
- * One job's series spread over two processes on one Postgres (issue 34): the API with one training thread and
+ * One job's series spread over two processes on one Postgres: the API with one training thread and
  * a `worker` with one. The panel is vega-datasets' 14 industries, cut into many small parts
  * (TRAINING_PART_UNITS); a short heartbeat bound so a killed worker's part is reclaimed in seconds.
  */

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CURRENT, TZ, createDatabase, killAll, newConsumer, newJob, sleep, startApi, startWorker, waitFor, type FaultDatabase } from './support.js';
 
 /**
- * Issue 22: a deploy or restart never waits on the slowest client. SIGTERM gives what is in flight
+ * A deploy or restart never waits on the slowest client. SIGTERM gives what is in flight
  * SHUTDOWN_GRACE_MS, then cuts what is still open (a stalled upload, an idle keep-alive connection)
  * and the process exits.
  */

@@ -7,7 +7,7 @@ import { CURRENT, createTestContext, form, multipart, type TestContext } from '.
 import { createDatabase, killAll, newConsumer, newJob, startApi, upload, waitFor, type FaultDatabase } from './support.js';
 
 /**
- * Issue 22, training memory: a job's memory is bounded whatever the upload's size, and a job that would
+ * Training memory: a job's memory is bounded whatever the upload's size, and a job that would
  * not fit fails with the reason while the process keeps serving.
  */
 
@@ -72,7 +72,8 @@ describe('a large upload trains in bounded memory', () => {
     expect(record!.text).toContain(`training set: ${rows} rows uploaded, 3000 known rows (seeded sample, cap 3000) and 5 to forecast`);
     const output = await user.ok('GET', 'data', { job_id: jobId, output: 1, progress: 1 });
     expect(output).toEqual([{ count: '5' }]);
-    // Before issue 22 the whole set was read into this process as strings and cloned into the thread:
+    // When the training set did not yet go through a spool file read by the thread, the whole set was read
+    // into this process as strings and cloned into the thread:
     // 9 MB of CSV peaked at 2.2 GB.
     const { peak } = residentMb(api.pid);
     expect(peak, `peak RSS ${Math.round(peak)} MB, ${Math.round(peakDuring)} MB while training`).toBeLessThan(700);

@@ -1,5 +1,5 @@
 /**
- * The chart of an upload of many series (issue 33), end to end: a real long upload (4 industries of
+ * The chart of an upload of many series, end to end: a real long upload (4 industries of
  * vega-datasets' unemployment across industries, 48 months each, the last 6 left empty) trained by the
  * real engine, then GET /charts.php draws one small panel per series over time; `series=` picks some.
  */

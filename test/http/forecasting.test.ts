@@ -1,6 +1,7 @@
 /**
- * The forecasting engine seen through the API (issue 10): real service (app.inject), real worker-thread
- * training runner, real database. What a user uploads, what comes back, and how it is explained.
+ * The forecasting engine (model families, backtests, selection, intervals) seen through the API: real
+ * service (app.inject), real worker-thread training runner, real database. What a user uploads, what comes
+ * back, and how it is explained.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trainingContext, type forecastJobs, type Row } from '../support/forecast-jobs.js';
@@ -56,8 +57,9 @@ function longDaily(days: number) {
 }
 
 /**
- * Half-hourly electricity-like load (issue 28): a daily shape, quieter weekends, a little noise; `days` days
- * from Monday 2000-06-05 00:00 in one `timestamp` column, the last day left empty.
+ * Half-hourly electricity-like load (a sub-daily spacing, its seasons read from the data): a daily shape,
+ * quieter weekends, a little noise; `days` days from Monday 2000-06-05 00:00 in one `timestamp` column, the
+ * last day left empty.
  */
 function halfHourly(days: number) {
   const rand = lcg(11);

@@ -1,6 +1,6 @@
 /**
- * One job's series in parts (issue 34), through the API with the runner of this process: a panel cut into
- * parts gives the same output and the same choice across its series (issue 33) as one thread, another user's
+ * One job's series in parts, through the API with the runner of this process: a panel cut into
+ * parts gives the same output and the same choice across its series as one thread, another user's
  * small job is claimed before the rest of a big job's parts, progress counts parts, and an abort stops the
  * parts and closes the records. Real data:
  * vega-datasets' unemployment by industry. Parts are made small (TRAINING_PART_UNITS of 100) so a 14-series
@@ -73,7 +73,8 @@ describe('a panel job in parts', () => {
 
   beforeAll(async () => {
     const jobs = forecastJobs(ctx, alice, TZ, ENGINE_TIMEOUT);
-    // One thread, parts too large to cut: the whole panel where it was planned, as before issue 34.
+    // One thread, parts too large to cut: the whole panel where it was planned, as when a job ran on one
+    // thread only.
     const one = runner(1_000_000);
     const a = await jobs.jobWithData(PANEL);
     await jobs.finished(a.jobId);
@@ -125,7 +126,7 @@ describe('a panel job in parts', () => {
     expect(parted).toEqual(whole);
   });
 
-  it('chooses one structure across the 14 series (issue 33), and reports the same choice as one thread', () => {
+  it('chooses one structure across the 14 series, and reports the same choice as one thread', () => {
     const [output] = partedSelection?.outputs ?? [];
     expect(output?.description).toMatch(/ \(chosen across 14 series\); per series over 14 series: \S+ 14$/);
     expect(Object.values(partedSelection?.panel?.wins ?? {})).toEqual([14]);

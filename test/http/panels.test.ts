@@ -1,5 +1,5 @@
 /**
- * Many series in one upload (issue 33) through the API: a long upload keyed by a column is forecast per
+ * Many series in one upload through the API: a long upload keyed by a column is forecast per
  * series with one structure chosen across its series, a wide upload gets every empty value column forecast, a covariate known in the rows to forecast is
  * used and one left empty is never filled with a mean, and series too short for a model say so. Real data
  * (vega-datasets' unemployment by industry and US employment by sector) where the data's shape matters.
@@ -80,7 +80,7 @@ describe('a long upload of six industries keyed by a column', () => {
     expect(selection.outputs[0]).toMatchObject({ column: 'unemployed', metric: 'MASE' });
   });
 
-  it('chooses one structure across the six series and gives each its own fit of it (issue 33)', () => {
+  it('chooses one structure across the six series and gives each its own fit of it', () => {
     const [output] = selection.outputs;
     expect(output?.description).toMatch(/ \(chosen across 6 series\); per series over 6 series: \S+ 6$/);
     expect(Object.values(selection.panel?.wins ?? {})).toEqual([6]);

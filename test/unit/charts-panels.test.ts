@@ -1,5 +1,5 @@
 /**
- * Charts of uploads of many series (issue 33) and the layout of every chart: pure chart-data functions,
+ * Charts of uploads of many series and the layout of every chart: pure chart-data functions,
  * the charts service on a hand-made selection report and rows (the data service faked, as bench/charts
  * does), and the real renderer (Vega, resvg) on the test's thread.
  */

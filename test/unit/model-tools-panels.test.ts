@@ -1,5 +1,5 @@
 /**
- * The chat's read_forecast on a job of many series (issue 33): per series answers (each series' winner and
+ * The chat's read_forecast on a job of many series: per series answers (each series' winner and
  * error against its best naive, narrowed by `series`), and the older shape kept for a job of one series.
  * The services are faked with a hand-made selection report and output rows, as the engine leaves them.
  */

@@ -1,7 +1,7 @@
 /**
- * The panel engine's rules that need no HTTP (issue 33): which columns are the key, what a row cap does to
- * many series, and the bad inputs of item 7 (repeated stamps in a series, empty key cells, tens of thousands
- * of series too short for a model).
+ * The panel engine's rules that need no HTTP: which columns are the key, what a row cap does to
+ * many series, and the bad inputs a panel must survive (repeated stamps in a series, empty key cells, tens of
+ * thousands of series too short for a model).
  */
 import { describe, expect, it } from 'vitest';
 import { trainModel } from '../../src/training/engine.js';
@@ -115,7 +115,7 @@ describe('a stored panel model', () => {
   });
 });
 
-describe('one structure across the series (issue 33)', () => {
+describe('one structure across the series', () => {
   /** Noisy seasonal series with a trend, each on its own level: each series' few windows rank the families by noise. */
   function noisy(stores: string[]): (string | null)[][] {
     const random = mulberry32(3);
@@ -209,7 +209,7 @@ describe('one structure across the series (issue 33)', () => {
   });
 });
 
-describe('a job in parts, unit by unit (issue 34)', () => {
+describe('a job in parts, unit by unit', () => {
   it('reports the assembly moving as it reads each refitted part, and assembles what one thread trains', () => {
     const keys = Array.from({ length: 6 }, (_, s) => [`s${s}`]);
     const upload = input([text('site')], monthly(keys, 48, 6));

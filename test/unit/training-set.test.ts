@@ -40,7 +40,7 @@ function monthly(known: number, hidden: number): (string | null)[][] {
 }
 
 describe('the training set read in the training thread', () => {
-  it("says how much of the spool file it has read, chunk by chunk, up to all of it (a large panel's bar moves while it is read, issue 34)", async () => {
+  it("says how much of the spool file it has read, chunk by chunk, up to all of it (a large panel's bar moves while it is read)", async () => {
     // About 3.5 MB: four 1 MB chunks.
     const rows = monthly(150_000, 12);
     const shares: number[] = [];
@@ -110,7 +110,7 @@ describe('the training set read in the training thread', () => {
     expect(report).toMatchObject({ rows: 5003, known: 400, forecast: 3, cap: { rows: 400, rule: 'most recent' } });
   });
 
-  it('past TRAINING_MAX_ROWS many series in one upload (date parts going back) keep every series, each cut to the rows the engine keeps of it (issues 33, 34)', async () => {
+  it('past TRAINING_MAX_ROWS many series in one upload (date parts going back) keep every series, each cut to the rows the engine keeps of it', async () => {
     const one = monthly(300, 2);
     const rows = ['a', 'b', 'c'].flatMap((key) => one.map((r) => [key, ...r]));
     const columns: ColumnSpec[] = [{ name: 'store', role: 'input', kind: 'categorical' }, ...SERIES];
