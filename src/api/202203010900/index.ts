@@ -3,12 +3,16 @@ import type { Services } from '../../services.js';
 import { accountsRoutes } from './accounts.routes.js';
 import { chartsRoutes } from './charts.routes.js';
 import { chatRoutes } from './chat.routes.js';
+import { clientsRoutes } from './clients.routes.js';
 import { dataRoutes } from './data.routes.js';
 import { jobsRoutes } from './jobs.routes.js';
 import { trainingsRoutes } from './trainings.routes.js';
 import { logsRoutes } from './logs.routes.js';
 import { modelsRoutes } from './models.routes.js';
+import { promptsRoutes } from './prompts.routes.js';
+import { sentencesRoutes } from './sentences.routes.js';
 import { subscriptionsRoutes } from './subscriptions.routes.js';
+import { usecasesRoutes } from './usecases.routes.js';
 
 export const CURRENT_VERSION = '202203010900';
 
@@ -24,7 +28,11 @@ export async function currentVersion(app: FastifyInstance, opts: { services: Ser
   trainingsRoutes(app, services);
   subscriptionsRoutes(app, services);
   logsRoutes(app, services);
+  clientsRoutes(app, services);
+  usecasesRoutes(app, services);
   chatRoutes(app, services);
+  sentencesRoutes(app, services);
+  promptsRoutes(app, services);
   modelsRoutes(app, services);
   dataRoutes(app, services);
   chartsRoutes(app, services);

@@ -193,7 +193,7 @@ export function classPanel(column: string, tail: KnownRows, output: Row[]): Clas
 }
 
 /*
- * Uploads of many series (issue 33): the key columns name a series; under each key the time axis repeats.
+ * Uploads of many series: the key columns name a series; under each key the time axis repeats.
  * Series are told apart by their key values, cell text trimmed, compared exactly; `series=` of the chart
  * matches them case-insensitively.
  */
@@ -303,6 +303,14 @@ export interface SeriesRows {
   tail: KnownRows;
   output: Row[];
   axis: ReturnType<typeof timeAxis>;
+}
+
+/** One output column's rows of the series drawn, and how many of its known rows were read. */
+export interface PanelColumn {
+  column: ColumnInfo;
+  series: SeriesRows[];
+  known: number;
+  read: number;
 }
 
 /**

@@ -92,7 +92,7 @@ function subDaily(panel: SeriesPanel): boolean {
 export function seriesSpec(panel: SeriesPanel, title: PanelTitle, size: PanelSize, style: 'line' | 'points', look: PanelStyle = {}): TopLevelSpec {
   const temporal = panel.axis === 'time';
   // Sub-daily rows (half-hourly load, hourly traffic) read by the time of day: Vega's automatic ticks on a
-  // span of days would label only the dates (issue 28).
+  // span of days would label only the dates.
   const timeOfDay = temporal && subDaily(panel);
   const x = {
     field: 'x',

@@ -5,10 +5,10 @@ import { Errors } from '../errors.js';
 import type { RenderTask } from './render.worker.js';
 
 /**
- * Chart drawing on worker threads (issue 24, with issue 22's rule that one heavy client must not hold up
- * the others): a 10,000-row chart takes a few hundred ms of synchronous compile, layout and rasterising,
- * which on the request's thread would stall every other request. Bounded in threads, queue, time and heap:
- * past the queue a request is refused at once with a retry hint rather than queued without end.
+ * Chart drawing on worker threads, since one heavy client must not hold up the others: a 10,000-row chart
+ * takes a few hundred ms of synchronous compile, layout and rasterising, which on the request's thread
+ * would stall every other request. Bounded in threads, queue, time and heap: past the queue a request is
+ * refused at once with a retry hint rather than queued without end.
  */
 export interface RenderPoolOptions {
   /** Threads drawing at once (default 1: the machine's other cores train and serve). */

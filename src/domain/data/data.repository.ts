@@ -1,14 +1,14 @@
 import { randomInt } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { sql, type CompiledQuery, type Compilable, type RawBuilder, type Selectable } from 'kysely';
+import { sql, type Compilable, type RawBuilder, type Selectable } from 'kysely';
 import copyStreams from 'pg-copy-streams';
 import type { DatabaseHandle } from '../../db/database.js';
 import { copyFileInBatches } from '../../db/pglite-copy.js';
 import type { DataDatePart, DatasetColumn, DatasetKind, DatasetsTable } from '../../db/tables/data.js';
 import { markPendingQuery } from '../jobs/job-queue.repository.js';
 import type { CsvDelimiter } from './csv-ingest.js';
+import { createPoolRunner, DELIMITER_SQL, inTransaction, type Query, type Runner } from './data-runner.js';
 
 export type DatasetRow = Omit<Selectable<DatasetsTable>, 'source'>;
 
@@ -26,25 +26,6 @@ export const numericCell = (col: number) => sql`(case when ${cellRef(col)} ~ ${s
 /** Rows tables are named from the integer id only. */
 export const rowsTable = (datasetId: number) => sql.table(`data_rows_${Math.trunc(datasetId)}`);
 
-type Query = CompiledQuery<unknown>;
-
-/**
- * Runs statements on one connection: inside an upload's transaction or on the pool. Everything else
- * in this module is written once against it.
- */
-interface Runner {
-  run<R = Record<string, unknown>>(query: Query): Promise<R[]>;
-  copyIn(table: number, columns: number, delimiter: CsvDelimiter, lines: AsyncIterable<Buffer> | Iterable<Buffer>): Promise<void>;
-}
-
-const DELIMITER_SQL: Record<string, string> = { ',': "','", ';': "';'", '\t': "E'\\t'" };
-
-function copySql(table: number, columns: number, delimiter: string, target: string): string {
-  const list = Array.from({ length: columns }, (_, i) => `c${i + 1}`).join(', ');
-  // COPY takes no parameters: the statement is built from integers and a whitelisted delimiter only.
-  return `copy data_rows_${Math.trunc(table)} (${list}) from ${target} with (format text, delimiter ${DELIMITER_SQL[delimiter]})`;
-}
-
 /**
  * Table blocks (8 kB) per PGlite export query: 32 kB, a few hundred rows, about a millisecond each. A
  * request that needs the database meanwhile waits for the page under way on its one connection (128 kB
@@ -53,9 +34,6 @@ function copySql(table: number, columns: number, delimiter: string, target: stri
  */
 const EXPORT_PAGE_BLOCKS = 4;
 
-/** PGlite reads COPY data from a Blob; batches keep memory bounded. */
-const PGLITE_BATCH_BYTES = 8 * 1024 * 1024;
-
 /**
  * A spooled upload is copied into the embedded database in batches this large, by PGlite's thread
  * itself (pglite-copy.ts), between other requests' statements: a request waits at most for the batch
@@ -63,7 +41,8 @@ const PGLITE_BATCH_BYTES = 8 * 1024 * 1024;
  * batch plus 30 ms a megabyte). Beside another user's session checks back to back (load 1-2), a 47 MB
  * upload was stored with their p99 at 1.5-1.7x idle in 6.3-6.6 s with 16 kB, 1.5-1.9x in 5.3 s with
  * 24 kB, 1.8-2.4x in 4.8-4.9 s with 32 kB; before, with PGlite on the event loop, 2.0-2.7x in 4.9-5.6 s
- * (bench/ingest/neighbour.ts and staging-batches.ts, docs/benchmarks.md, issue 29).
+ * (bench/ingest/neighbour.ts and staging-batches.ts, docs/benchmarks.md). 16 kB is the one size that kept
+ * their p99 within 2x idle in every run: an upload must not slow everyone else's requests by more.
  */
 const PGLITE_STAGING_BATCH_BYTES = 16 * 1024;
 
@@ -79,48 +58,11 @@ const stagingTable = (name: string) => {
 /** On Postgres other processes may be staging: only tables older than this are left over by a crash. */
 const STALE_STAGING_MS = 60 * 60 * 1000;
 
-function pgliteRunner(database: DatabaseHandle, execute: (q: Query) => Promise<{ rows: unknown[] }>): Runner {
-  const pglite = database.pglite!;
-  return {
-    async run<R>(query: Query) {
-      return (await execute(query)).rows as R[];
-    },
-    async copyIn(table, columns, delimiter, lines) {
-      const statement = copySql(table, columns, delimiter, `'/dev/blob'`);
-      let parts: Buffer[] = [];
-      let size = 0;
-      const flush = async () => {
-        if (size === 0) return;
-        await pglite.query(statement, [], { blob: new Blob(parts) });
-        parts = [];
-        size = 0;
-      };
-      for await (const chunk of lines) {
-        parts.push(chunk);
-        size += chunk.length;
-        if (size >= PGLITE_BATCH_BYTES) await flush();
-      }
-      await flush();
-    },
-  };
-}
-
 export function createDataRepository(database: DatabaseHandle) {
   const db = database.db;
   const compile = (query: Compilable<unknown> | RawBuilder<unknown>): Query => query.compile(db);
 
-  const poolRunner: Runner =
-    database.kind === 'pglite'
-      ? // Through Kysely's driver, whose lock keeps these statements out of another request's transaction.
-        pgliteRunner(database, async (q) => ({ rows: (await db.executeQuery(q)).rows }))
-      : {
-          async run<R>(query: Query) {
-            return (await database.pool!.query(query.sql, query.parameters as unknown[])).rows as R[];
-          },
-          async copyIn() {
-            throw new Error('COPY runs inside an upload transaction');
-          },
-        };
+  const poolRunner = createPoolRunner(database);
 
   /** The statements, against one runner. */
   const statements = (runner: Runner) => ({
@@ -238,31 +180,7 @@ export function createDataRepository(database: DatabaseHandle) {
   return {
     /** One all-or-nothing unit of work (an upload, an output): COPY and statements on one connection. */
     async transaction<T>(work: (tx: ReturnType<typeof statements>) => Promise<T>): Promise<T> {
-      if (database.kind === 'pglite') {
-        return db.transaction().execute((trx) => work(statements(pgliteRunner(database, (q) => trx.executeQuery(q)))));
-      }
-      const client = await database.bulkPool!.connect();
-      let healthy = true;
-      try {
-        await client.query('begin');
-        const runner: Runner = {
-          async run<R>(query: Query) {
-            return (await client.query(query.sql, query.parameters as unknown[])).rows as R[];
-          },
-          async copyIn(table, columns, delimiter, lines) {
-            const stream = client.query(copyStreams.from(copySql(table, columns, delimiter, 'stdin')));
-            await pipeline(Readable.from(lines), stream);
-          },
-        };
-        const result = await work(statements(runner));
-        await client.query('commit');
-        return result;
-      } catch (error) {
-        await client.query('rollback').catch(() => (healthy = false));
-        throw error;
-      } finally {
-        client.release(healthy ? undefined : true);
-      }
+      return inTransaction(database, (runner) => work(statements(runner)));
     },
 
     /**

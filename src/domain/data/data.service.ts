@@ -4,13 +4,12 @@ import { INTERVAL_BOUNDS, type DataDatePart, type DatasetColumn, type DatasetKin
 import type { ForecastInterval } from '../../training/types.js';
 import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
-import { JOB_STATUS } from '../jobs/job-status.js';
 import { mayReach } from '../shared/access.js';
-import { applyMappings, datePartOf, defaultColumns, MAPPING_VALUES, parseMapping, type ColumnMapping } from './columns.js';
-import { copyLinesOf, type CsvLimits } from './csv-ingest.js';
-import type { DataRepository, DatasetRow } from './data.repository.js';
+import { applyMappings, datePartOf, MAPPING_VALUES, parseMapping, type ColumnMapping } from './columns.js';
+import { copyLinesOf } from './csv-ingest.js';
+import type { DatasetRow } from './data.repository.js';
 import { aggregateQuery, type ColumnsInfo } from './data-tables.js';
-import { createUploadSpool, type SpooledFile, type SpoolLimits } from './upload-spool.js';
+import { createUploads, type UploadsDeps } from './uploads.js';
 
 
 export interface RowsQuery {
@@ -71,17 +70,11 @@ const shown = (columns: DatasetColumn[], withIntervals = false) => (withInterval
 const trimNumber = (value: number) => String(Number(value.toFixed(6)));
 const NUMBER = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
 
-export interface DataServiceDeps {
-  repository: DataRepository;
-  maxUploadBytes: number;
-  /** The upload spool and the CSV record bounds (config.uploads). */
-  uploads: SpoolLimits & CsvLimits;
-  /** Told after an upload made a job Pending (the jobs area's signal to a local runner). */
-  onQueued?: (jobId: number) => void;
-}
+/** What the uploads take (uploads.ts) but the access rule, which the data service makes from the repository. */
+export type DataServiceDeps = Omit<UploadsDeps, 'ownedJob'>;
 
-export function createDataService({ repository, maxUploadBytes, uploads, onQueued }: DataServiceDeps) {
-  const spool = createUploadSpool(uploads, { maxUploadBytes, csv: uploads });
+export function createDataService(deps: DataServiceDeps) {
+  const { repository } = deps;
 
   /** Consumers reach only their own jobs; someone else's job reads as missing. */
   async function ownedJob(caller: Caller, jobId: number) {
@@ -127,55 +120,7 @@ export function createDataService({ repository, maxUploadBytes, uploads, onQueue
     });
 
   return {
-    /** Where POST /data receives files before they are stored (upload-spool.ts). */
-    spool,
-
-    /** Refuses an upload for a job the caller cannot reach, or one that is running, before its file is read. */
-    async checkUploadTarget(caller: Caller, jobId: number): Promise<void> {
-      const job = await ownedJob(caller, jobId);
-      if (job.status === JOB_STATUS.Running) throw Errors.wrongState(`Job ${jobId} is running; abort it before uploading new data`);
-    },
-
-    /**
-     * Stores one received upload (its spooled files, same header) as the job's input, replacing the
-     * previous input. The rows go into a staging table first, without the job's lock (on the embedded
-     * database in batches, other requests served between them); one short transaction then makes it the
-     * job's input and the job Pending. A rejected upload leaves nothing behind and the previous input stays.
-     */
-    async upload(caller: Caller, input: { jobId: number; files: readonly SpooledFile[]; expectedFiles?: number }) {
-      const { jobId, files } = input;
-      await this.checkUploadTarget(caller, jobId);
-      const first = files[0];
-      if (!first) throw Errors.missingParameter('Servicefile');
-      if (input.expectedFiles !== undefined && input.expectedFiles !== files.length) {
-        throw Errors.invalidParameter('file', `says ${input.expectedFiles} file${input.expectedFiles === 1 ? '' : 's'} but ${files.length} ${files.length === 1 ? 'was' : 'were'} sent`);
-      }
-      const width = first.header.length;
-      const staging = await repository.stage(width, files, (error, i) => asUploadError(error, files[i]!.label));
-      const rows = files.reduce((sum, file) => sum + file.rows, 0);
-      try {
-        await repository.transaction(async (tx) => {
-          const job = await tx.lockJob(jobId);
-          if (!job) throw Errors.notFound('Job', jobId);
-          if (job.status === JOB_STATUS.Running) throw Errors.wrongState(`Job ${jobId} is running; abort it before uploading new data`);
-          await tx.deleteDatasets(jobId, 'input');
-          await tx.adoptStaging({ jobId, columns: defaultColumns(first.header), source: first.label, staging, rows });
-          await tx.markJobPending(jobId);
-        });
-      } catch (error) {
-        await repository.dropStaging(staging).catch(() => undefined);
-        throw error;
-      }
-      // After the commit, so a runner in this process claims the job at once instead of at its next poll.
-      onQueued?.(jobId);
-      return { rows, columns: width, files: files.length };
-    },
-
-    /** At start: spool files and staging tables a stopped or crashed process left behind. */
-    async removeStaleUploads(): Promise<{ files: number; tables: number }> {
-      const [removed, tables] = await Promise.all([spool.removeStale(), repository.dropStaleStaging()]);
-      return { files: removed, tables };
-    },
+    ...createUploads({ ...deps, ownedJob }),
 
     /** Values a `{column-name}` field of PUT /data may take (GET /data type=1 without a job). */
     mappingValues() {
@@ -444,13 +389,6 @@ function trainingColumns(columns: DatasetColumn[]) {
       ...(c.stated ? { stated: true } : {}),
     })),
   };
-}
-
-/** Errors Postgres raises on the COPY data itself (class 22) are the file's fault. */
-function asUploadError(error: unknown, label: string): unknown {
-  const e = error as { code?: string; message?: string };
-  if (typeof e?.code === 'string' && e.code.startsWith('22')) return Errors.invalidUpload(`'${label}': ${e.message}`);
-  return error;
 }
 
 export type DataService = ReturnType<typeof createDataService>;
