@@ -16,10 +16,8 @@ import type { Backtest } from './backtest.js';
 import type { Frequency } from './dates.js';
 import { describesDampedTrend } from './models/ets.js';
 import type { FitRows, SeriesInfo } from './models/model.js';
-import { splitActuals, splitsError, type Scored, type Winner } from './selection.js';
+import { ONE_ROW, splitActuals, splitsError, type Scored, type Winner } from './selection.js';
 
-/** The simple references: the last value, and the last value plus the average step. */
-const REFERENCES = new Set(['naive', 'drift']);
 const WEAK_EVIDENCE_FREQUENCIES = new Set<Frequency>(['annual', 'quarterly']);
 
 /**
@@ -33,7 +31,7 @@ export const CLEAR_SHARE = Math.exp(-0.5);
 function isSimpleReference(winner: Winner): boolean {
   if (winner.members.length !== 1) return false;
   const name = (winner.members[0] as Winner['members'][number]).family.name;
-  return REFERENCES.has(name) || (name === 'ets' && describesDampedTrend(winner.description));
+  return ONE_ROW.has(name) || (name === 'ets' && describesDampedTrend(winner.description));
 }
 
 /** The mean absolute error of each backtest window. */
@@ -57,7 +55,7 @@ function shareOf(winner: readonly number[], reference: readonly number[]): numbe
 export function weighEvidence(winner: Winner, scored: readonly Scored[], backtest: Backtest, data: FitRows, info: SeriesInfo): { winner: Winner; note?: string } {
   if (!info.timeOrdered || !WEAK_EVIDENCE_FREQUENCIES.has(info.frequency)) return { winner };
   if (isSimpleReference(winner)) return { winner };
-  const references = scored.filter((s) => REFERENCES.has(s.family.name) && s.predictions !== null && s.error !== null && Number.isFinite(s.error));
+  const references = scored.filter((s) => ONE_ROW.has(s.family.name) && s.predictions !== null && s.error !== null && Number.isFinite(s.error));
   if (references.length === 0) return { winner };
   const reference = references.reduce((a, b) => ((b.error as number) < (a.error as number) ? b : a));
   const actual = data.target as number[];

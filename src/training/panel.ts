@@ -42,7 +42,6 @@ import {
 import { familiesFor } from './models/candidates.js';
 import type { GlobalRound, GlobalSeries } from './models/global.js';
 import type { ModelFamily, SeriesInfo } from './models/model.js';
-import { NAIVE_NAMES } from './models/naive.js';
 import type { EngineHooks } from './progress.js';
 import type { Analysis } from './series.js';
 import type { PanelReport, TrainingInput, TrainingResult } from './types.js';
@@ -150,13 +149,10 @@ export function detectKeys(input: TrainingInput, analysis: Analysis): Grouping |
  * season dummies and a season's lags they are ridge fits on a few columns, as cheap as `linear` (214 countries'
  * annual population: 0.900 -> 0.811 mean MASE, 3.9 -> 4.2 s; SARIMA as well took 35 s for the same 0.811). With a
  * cycle they are not: 1,000 monthly series took 23.8 -> 37.2 s in one run for the same MASE (bench/forecast/panel-speed.ts).
- * The network never runs per series (seconds a fit).
+ * The network never runs per series (seconds a fit). Each family says which it is (FamilyTraits panelCost).
  */
-const CHEAP = new Set([...NAIVE_NAMES, 'linear', 'theta', 'ets']);
-const AUTOREGRESSIONS = new Set(['ar', 'linear_ar', 'linear_diff']);
 const COSTLY_MAX_SERIES = 20;
 const COSTLY_MAX_ROWS = 5_000;
-const NEVER_IN_PANELS = new Set(['network']);
 
 /**
  * Backtest windows per series by the panel's known rows: fewer windows on large panels keep the time bounded.
@@ -171,12 +167,12 @@ const WINDOW_STEPS: { upToRows: number; windows: number; cycleWindows: boolean }
 
 export function seriesPlan(series: number, totalRows: number): SeriesPlan {
   const costly = series <= COSTLY_MAX_SERIES && totalRows <= COSTLY_MAX_ROWS;
-  const cheap = (f: ModelFamily, info: SeriesInfo) => CHEAP.has(f.name) || (info.periods.length === 0 && AUTOREGRESSIONS.has(f.name));
-  const choose: FamilyChoice = (kind, info) => familiesFor(kind).filter((f) => !NEVER_IN_PANELS.has(f.name) && (kind === 'categorical' || costly || cheap(f, info)));
-  // A series of a panel combines no level family with others, tries them only on a level-stationary series and
-  // the seasonal naives only where its differences show the season, and the value columns of a wide upload choose
+  const cheap = (f: ModelFamily, info: SeriesInfo) => f.traits?.panelCost === 'cheap' || (info.periods.length === 0 && f.traits?.panelCost === 'cheap_without_cycle');
+  const choose: FamilyChoice = (kind, info) => familiesFor(kind).filter((f) => f.traits?.panelCost !== 'never' && (kind === 'categorical' || costly || cheap(f, info)));
+  // A series of a panel combines no level family with others, tries a family with a test of its own (the level
+  // families, the seasonal naives) only where the series passes it, and the value columns of a wide upload choose
   // together (selection.ts SelectionOptions).
-  const selection = { levelsInCombinations: false, levelsOnlyWhenStationary: true, seasonalNaivesOnlyWhenSeasonal: true, pooled: true };
+  const selection = { levelsInCombinations: false, onlyWhereAdmitted: true, pooled: true };
   const { windows, cycleWindows } = WINDOW_STEPS.find((w) => totalRows <= w.upToRows) as (typeof WINDOW_STEPS)[number];
   return { choose, windows, cycleWindows, selection };
 }

@@ -14,10 +14,11 @@
  * of a long panel (panel-part.ts choosePanel, between scoring every series and refitting any) both use them.
  * Some families compete only in that choice (POOLED_ONLY: auto.arima's differencing, whose d is each series' own,
  * and drift, ETS and Theta on logarithms).
+ * Which families are which, this file reads by name from their traits (models/model.ts FamilyTraits).
  */
 import type { Backtest } from './backtest.js';
 import type { FitContext, FitRows, ModelFamily, PredictRows, SeriesInfo } from './models/model.js';
-import { ACROSS_SERIES_ONLY } from './models/candidates.js';
+import { namesWhere } from './models/candidates.js';
 import { medianOf, NAIVE_NAMES } from './models/naive.js';
 
 export const MAX_COMBINED = 3;
@@ -125,10 +126,10 @@ export function compareErrors(a: number, b: number): number {
 /**
  * Exact ties (intermittent counts whose windows all start after a zero: the last value and the median both
  * forecast 0 everywhere) go to the candidate that forecasts from many rows rather than from the one last
- * row, which the windows never saw and which may be a spike (issue 28: GitHub's hourly counts forecast by a
- * last value of 4 where the median's 0 was twice as close).
+ * row, which the windows never saw and which may be a spike (GitHub's hourly counts forecast by a last value
+ * of 4 where the median's 0 was twice as close).
  */
-export const ONE_ROW = new Set(['naive', 'drift']);
+export const ONE_ROW = namesWhere((traits) => traits.baseline === 'last');
 const fromOneRow = (s: Scored) => (ONE_ROW.has(s.family.name) ? 1 : 0);
 
 /**
@@ -151,9 +152,7 @@ function combinedSplits(members: Pick<Scored, 'predictions'>[], splits: number, 
  * The long-run level families: each forecasts a constant of the whole history (its mean, its median, or each
  * season slot's mean), whatever the series did lately.
  */
-export const LEVEL_NAMES = new Set(['mean', 'median', 'season_mean']);
-/** The naive family's members that repeat the season (SelectionOptions.seasonalNaivesOnlyWhenSeasonal). */
-export const SEASONAL_NAIVE_NAMES = new Set(['seasonal_naive', 'seasonal_drift', 'season_mean']);
+export const LEVEL_NAMES = namesWhere((traits) => traits.baseline === 'level');
 
 export interface SelectionOptions {
   /**
@@ -167,21 +166,15 @@ export interface SelectionOptions {
    */
   levelsInCombinations?: boolean;
   /**
-   * Whether the level families compete only on a series the KPSS test reads as level-stationary (sarima-search.ts
-   * levelStationary; default false: always). A constant of the whole history is a forecast for a level with
-   * noise; on a series that trends or wanders it wins only where its few windows happen to meet the history's
-   * mean. Applied where a series' families are chosen (series-run.ts prepareSeries). A series of a panel asks for
-   * it: on top of levelsInCombinations, unemployment rate by industry (a validation panel) 2.43 -> 2.23 mean
-   * MASE, no panel of the 13 or the validation set worse (docs/benchmarks.md, panels).
+   * Whether a family with a test of the series of its own (ModelFamily.admits) competes only on a series that
+   * passes it (default false: always): the level families only on a series the KPSS test reads as
+   * level-stationary, the seasonal naives only on one whose first differences show the season (models/naive.ts
+   * says why). Applied where a series' families are chosen (series-run.ts prepareSeries). A series of a panel asks
+   * for it: on top of levelsInCombinations, the level families' test took unemployment rate by industry (a
+   * validation panel) 2.43 -> 2.23 mean MASE, no panel of the 13 or the validation set worse (docs/benchmarks.md,
+   * panels).
    */
-  levelsOnlyWhenStationary?: boolean;
-  /**
-   * Whether the naive family's seasonal members (SEASONAL_NAIVE_NAMES) compete only on a series whose first
-   * differences show the season (the M4 90% autocorrelation test, theta.ts isSeasonal; default false: always).
-   * The calendar gives every business-daily series a week of 5 and every monthly one a year of 12; a price that
-   * walks has neither, and there last week's or last year's value is the last value plus noise.
-   */
-  seasonalNaivesOnlyWhenSeasonal?: boolean;
+  onlyWhereAdmitted?: boolean;
   /**
    * Whether the numeric outputs of one upload choose their winner together (pooledStructure) rather than each on
    * its own windows (default false): a wide upload's value columns, and each output column over a long panel's
@@ -211,7 +204,7 @@ export interface SelectionOptions {
  * that fades or keeps on) and won 14 of the 22 panel-origins it changed over four origins, 0.894; the differencing
  * on the levels there lost all 6 it changed, 1.651 (docs/benchmarks.md, panels). A single-series upload never tries it.
  */
-export const POOLED_ONLY = new Set(ACROSS_SERIES_ONLY.map((family) => family.name));
+export const POOLED_ONLY = namesWhere((traits) => traits.acrossSeriesOnly === true);
 
 /** The winner among the scored candidates (see the file's header). */
 export function chooseWinner(scored: Scored[], backtest: Backtest, data: FitRows, kind: 'numeric' | 'categorical', options: SelectionOptions = {}): Winner {

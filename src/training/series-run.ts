@@ -12,16 +12,12 @@ import { familyRows, predictRows, type EngineState, type OutputState, type RowTo
 import { errorsByStep, heldOutCoverage, intervalWidths } from './intervals.js';
 import { hiddenLayerWidth } from './brain-network.js';
 import { DEFAULT_DEVIATION_TARGET, DEFAULT_LEARNING_RATE, hiddenLayerCount } from './legacy.js';
-import { familiesFor, LOG_SCALE_NAMES, POOLING_FAMILIES } from './models/candidates.js';
-import { aboveZero } from './models/log-scale.js';
-import { longestPeriod, type FamilyParams, type FitRows, type FittedModel, type ModelFamily, type PredictRows, type SeriesInfo } from './models/model.js';
+import { familiesFor } from './models/candidates.js';
+import { aboveZero, longestPeriod, type FamilyParams, type FitRows, type FittedModel, type ModelFamily, type PredictRows, type SeriesInfo } from './models/model.js';
 import { weighEvidence } from './evidence.js';
 import { guardedFinalFit, implausiblePath, type FinalMember } from './path-guard.js';
 import { ProgressReporter, type EngineHooks } from './progress.js';
-import { diff } from './models/closed-forms.js';
-import { levelStationary } from './models/sarima-search.js';
-import { isSeasonal, MAX_SEASON as THETA_MAX_SEASON } from './models/theta.js';
-import { chooseWinner, LEVEL_NAMES, POOLED_ONLY, pooledWinners, SEASONAL_NAIVE_NAMES, scoreFamilies, splitActuals, type Scored, type SelectionOptions, type Winner } from './selection.js';
+import { chooseWinner, POOLED_ONLY, pooledWinners, scoreFamilies, splitActuals, type Scored, type SelectionOptions, type Winner } from './selection.js';
 import { invalid, type Analysis } from './series.js';
 import { place, type Placement } from './series-place.js';
 import { metricsOf, notesOf, selectionOf, successRateOf, windowErrorsOf, type OutputRun } from './series-report.js';
@@ -161,38 +157,26 @@ export function prepareSeries(input: TrainingInput, analysis: Analysis, seed: nu
 }
 
 /**
- * Families a series tries only where the plan is a panel's (SelectionOptions.pooled; candidates.ts
- * POOLING_FAMILIES): auto.arima's differencing and the families on logarithms. All but the differencing on
- * logarithms compete only in the choice across many series (selection.ts POOLED_ONLY); last in the list, so ties
- * go to the families before them.
+ * Families a series tries only where its plan chooses across many series (SelectionOptions.pooled; FamilyTraits
+ * tried 'pooled'): auto.arima's differencing and the families on logarithms. Last in the list, so ties go to the
+ * families before them.
  */
 function poolingFamilies(col: ColumnSpec, selection: SelectionOptions): ModelFamily[] {
-  return selection.pooled && col.kind === 'numeric' ? [...POOLING_FAMILIES] : [];
+  return selection.pooled ? familiesFor(col.kind, 'pooled') : [];
 }
 
 /**
- * Whether a series' first differences show its season by the M4 test (theta.ts isSeasonal); true where the test
- * cannot tell: a season beyond its 60 steps (sub-daily data) or fewer than two seasons of differences.
- */
-function seasonShown(values: number[], season: number): boolean {
-  const differences = diff(values, 1);
-  return season > THETA_MAX_SEASON || differences.length < 2 * season || isSeasonal(differences, season);
-}
-
-/**
- * An output's families less those the series gives no ground for: the logarithm families (models/log-scale.ts)
- * on a series with a value at or below zero, and where the plan asks a sign, the level families on a series that
- * is not level-stationary and the seasonal naives on one whose differences do not show the season.
+ * An output's families less those the series gives no ground for: those fitted on logarithms (FamilyTraits
+ * positiveOnly) on a series with a value at or below zero, and where the plan asks (SelectionOptions
+ * onlyWhereAdmitted), those whose own test (ModelFamily.admits) the series fails.
  */
 function withoutUnfitFamilies(families: ModelFamily[], col: ColumnSpec, analysis: Analysis, info: SeriesInfo, selection: SelectionOptions): ModelFamily[] {
-  const asks = families.some((f) => LOG_SCALE_NAMES.has(f.name)) || selection.levelsOnlyWhenStationary || selection.seasonalNaivesOnlyWhenSeasonal;
+  const asks = families.some((f) => f.traits?.positiveOnly) || selection.onlyWhereAdmitted;
   if (!asks || col.kind !== 'numeric' || !info.timeOrdered) return families;
   const values = analysis.known.map((i) => parseNumber((analysis.readers[i] as CellReader)(col.name)) as number);
-  const unfit = new Set<string>();
-  if (!aboveZero(values)) LOG_SCALE_NAMES.forEach((name) => unfit.add(name));
-  if (selection.levelsOnlyWhenStationary && !levelStationary(values)) LEVEL_NAMES.forEach((name) => unfit.add(name));
-  if (selection.seasonalNaivesOnlyWhenSeasonal && !seasonShown(values, info.season)) SEASONAL_NAIVE_NAMES.forEach((name) => unfit.add(name));
-  return unfit.size === 0 ? families : families.filter((f) => !unfit.has(f.name));
+  const positive = aboveZero(values);
+  const unfit = (f: ModelFamily) => (f.traits?.positiveOnly && !positive) || (selection.onlyWhereAdmitted && f.admits && !f.admits(values, info));
+  return families.filter((f) => !unfit(f));
 }
 
 /** The target values of an output on the known rows (numbers, or trimmed labels). */

@@ -4,6 +4,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { FAMILIES } from '../../src/training/models/candidates.js';
 
 /**
  * The engine's house (issue 28): src/training is a pure engine. It reaches outside its folder only for node
@@ -154,5 +155,39 @@ describe('src/training is a pure engine', () => {
 
   it('has no import circle', () => {
     expect(circlesOf(graph)).toEqual([]);
+  });
+});
+
+/**
+ * What a family is lives on the family (models/model.ts FamilyTraits): a list of family names elsewhere is a second
+ * place a new family must be added to, which is forgotten. An array literal (a Set's too) of two or more names of
+ * registered families, in a module outside models/.
+ */
+function familyNameLists(text: string, names: ReadonlySet<string>): string[] {
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isArrayLiteralExpression(node)) {
+      const named = node.elements.filter((e) => ts.isStringLiteralLike(e) && names.has(e.text));
+      if (named.length >= 2) found.push(node.getText());
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(ts.createSourceFile('module.ts', text, ts.ScriptTarget.Latest, true));
+  return found;
+}
+
+describe('a family is described in one place', () => {
+  const names = new Set(FAMILIES.map((f) => f.name));
+
+  it('finds a list of family names, and not other strings (known answers)', () => {
+    const text = ["const a = new Set(['naive', 'drift']);", "const b = ['annual', 'quarterly'];", "const c = x === 'naive' || y === 'drift';", "const d = [['mean', 1], 'median'];"].join('\n');
+    expect(familyNameLists(text, names)).toEqual(["['naive', 'drift']"]);
+  });
+
+  it('lists no family names outside models/', () => {
+    const lists = sourceFiles(training)
+      .filter((file) => !file.startsWith(join(training, 'models') + sep))
+      .flatMap((file) => familyNameLists(readFileSync(file, 'utf8'), names).map((list) => `${relative(training, file)}: ${list}`));
+    expect(lists).toEqual([]);
   });
 });

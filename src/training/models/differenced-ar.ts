@@ -130,6 +130,7 @@ function revive(state: DifferencedArState): FittedModel<DifferencedArState> {
 export const differencedArFamily: ModelFamily<DifferencedArState> = {
   name: 'differenced_ar',
   kind: 'numeric',
+  traits: { tried: 'pooled', acrossSeriesOnly: true },
   applies: (info: SeriesInfo, n) => info.timeOrdered && info.periods.length === 0 && n >= 2,
   cost: () => 1,
   fit: (rows) => revive(fit(rows)),

@@ -101,6 +101,7 @@ function revive(state: DifferencedState): FittedModel<DifferencedState> {
 export const differencedFamily: ModelFamily<DifferencedState> = {
   name: 'differenced',
   kind: 'numeric',
+  traits: { tried: 'pooled', acrossSeriesOnly: true },
   applies: (info, n) => info.timeOrdered && n >= 2,
   cost: () => 1,
   fit: (rows) => revive(fit(rows)),

@@ -263,6 +263,7 @@ export function gridOf(rows: FitRows, family: string, cap = MAX_HISTORY): { star
 export const etsFamily: ModelFamily<EtsState> = {
   name: 'ets',
   kind: 'numeric',
+  traits: { panelCost: 'cheap' },
   applies: (info, n) => info.timeOrdered && n >= MIN_ROWS,
   cost: (info, n) => Math.max(2, Math.round((formsFor(info, n).length * Math.min(n, MAX_HISTORY)) / 200)),
   fit(rows: FitRows, ctx: FitContext) {

@@ -34,6 +34,7 @@ export const GLOBAL_FAMILY_NAME = 'global_boosting';
 export const globalForecastFamily: ModelFamily<GlobalForecastState> = {
   name: GLOBAL_FAMILY_NAME,
   kind: 'numeric',
+  traits: { tried: 'panel' },
   applies: () => false,
   cost: () => 1,
   fit: () => {

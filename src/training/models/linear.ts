@@ -240,6 +240,7 @@ function fitLinear(all: FitRows, ctx: FitContext, withLags: boolean, override: {
 export const linearFamily: ModelFamily<LinearState> = {
   name: 'linear',
   kind: 'numeric',
+  traits: { panelCost: 'cheap' },
   applies: (_info, n) => n >= 5,
   cost: (_info, n) => 1 + n / 20_000,
   fit: (rows, ctx) => fitLinear(rows, ctx, false),
@@ -249,6 +250,7 @@ export const linearFamily: ModelFamily<LinearState> = {
 export const linearArFamily: ModelFamily<LinearState> = {
   name: 'linear_ar',
   kind: 'numeric',
+  traits: { panelCost: 'cheap_without_cycle' },
   applies: (info, n) => info.timeOrdered && chooseLags(info, n).length > 0,
   cost: (_info, n) => 1 + n / 20_000,
   fit(rows, ctx) {
@@ -299,6 +301,7 @@ function reviveDiff(state: DiffState): FittedModel<DiffState> {
 export const linearDiffFamily: ModelFamily<DiffState> = {
   name: 'linear_diff',
   kind: 'numeric',
+  traits: { panelCost: 'cheap_without_cycle' },
   applies: (info, n) => info.timeOrdered && n >= Math.max(...diffLags(info)) + 14,
   cost: (_info, n) => 1 + n / 20_000,
   fit(all, ctx) {
@@ -395,6 +398,7 @@ const maxArOrder = (rows: number) => Math.min(MAX_AR_ORDER, Math.floor(rows / 4)
 export const arFamily: ModelFamily<LinearState> = {
   name: 'ar',
   kind: 'numeric',
+  traits: { panelCost: 'cheap_without_cycle' },
   applies: (info, n) => info.timeOrdered && maxArOrder(n) >= 1 && n >= 16,
   cost: (_info, n) => 2 + Math.min(n, AR_SELECTION_ROWS) / 2_000,
   fit(all, ctx) {

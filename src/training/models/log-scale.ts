@@ -4,19 +4,15 @@
  * prices, populations and exchange rates grow, is a straight line in logarithms: drift there is geometric
  * growth, ETS's additive errors are proportional ones, auto.arima's differences are growth rates. exp of a
  * forecast of the mean log is the median of the original scale, which is what the backtest's absolute error
- * rewards, so no bias correction is made. Only a panel's
- * series try them (candidates.ts POOLING_FAMILIES), and only where the series is above zero (series-run.ts); drift,
- * ETS and Theta on logarithms compete only in the choice across its series, the differencing in a series' own
- * choice too (selection.ts POOLED_ONLY).
+ * rewards, so no bias correction is made. Only a series whose plan chooses across many series tries them, and
+ * only where it is above zero (FamilyTraits tried and positiveOnly); drift, ETS and Theta on logarithms compete only
+ * in that choice, the differencing in a series' own choice too (candidates.ts, selection.ts POOLED_ONLY).
  */
-import type { FittedModel, ModelFamily } from './model.js';
+import { aboveZero, type FittedModel, type ModelFamily } from './model.js';
 
 interface LogScaleState {
   base: unknown;
 }
-
-/** Whether a series may be fitted on its logarithms: every value above zero. */
-export const aboveZero = (values: readonly number[]) => values.length > 0 && values.every((v) => v > 0);
 
 function onLogs(fitted: FittedModel): FittedModel<LogScaleState> {
   return {
@@ -26,10 +22,12 @@ function onLogs(fitted: FittedModel): FittedModel<LogScaleState> {
   };
 }
 
-export function logScaleFamily(base: ModelFamily): ModelFamily<LogScaleState> {
+/** `base` on logarithms; none of its traits carry over (drift on logarithms is no naive reference). */
+export function logScaleFamily(base: ModelFamily, acrossSeriesOnly: boolean): ModelFamily<LogScaleState> {
   return {
     name: `log_${base.name}`,
     kind: 'numeric',
+    traits: { tried: 'pooled', acrossSeriesOnly, positiveOnly: true },
     applies: (info, rows) => info.timeOrdered && base.applies(info, rows),
     cost: (info, rows, final) => base.cost(info, rows, final),
     fit(rows, ctx) {

@@ -94,18 +94,59 @@ export interface FittedModel<State = unknown> {
   readonly state: State;
 }
 
+/**
+ * What a family is, as the engine reads it to plan, filter, rank and report candidates. Every trait is optional:
+ * a family that declares none is an ordinary candidate of every series' own choice, tried in a panel of few series.
+ */
+export interface FamilyTraits {
+  /**
+   * A naive reference, and which: the baseline every forecast must clear (a report names the best one, a panel
+   * tries them all). 'last' forecasts from the one last row (naive, drift): an exact tie goes to a candidate of
+   * many rows, and on weak evidence they are the simple references answered. 'level' is a constant of the whole
+   * history (mean, median, season_mean, majority): a panel's series combines it with no other. 'season' repeats
+   * a season's last values (seasonal_naive, seasonal_naive_long, seasonal_drift).
+   */
+  readonly baseline?: 'last' | 'level' | 'season';
+  /**
+   * Which series try it: every series (absent); only one whose plan chooses across many series ('pooled':
+   * auto.arima's differencing and the families on logarithms, worth their place only there); none ('panel': the
+   * global model, fitted across a whole panel and scored there, registered so a stored model revives).
+   */
+  readonly tried?: 'pooled' | 'panel';
+  /** It competes only in a choice across many series, never in one series' own (selection.ts POOLED_ONLY says why). */
+  readonly acrossSeriesOnly?: boolean;
+  /** It is fitted on logarithms: a series with a value at or below zero (aboveZero) never tries it. */
+  readonly positiveOnly?: boolean;
+  /**
+   * What one fit costs a panel's series (panel.ts seriesPlan): a 'cheap' family it tries in a panel of any size, a
+   * 'cheap_without_cycle' one likewise where the series has no cycle (a ridge fit on a few lags, as cheap as
+   * `linear`), a 'never' one (seconds a fit) in no panel; one without, only in a panel of few series and rows.
+   */
+  readonly panelCost?: 'cheap' | 'cheap_without_cycle' | 'never';
+}
+
 export interface ModelFamily<State = unknown> {
   /** Stable identifier stored with the model: 'naive', 'seasonal_naive', 'drift', 'seasonal_drift', 'mean', 'median', 'season_mean', 'linear', 'sarima', 'network', 'logistic', 'majority'. */
   readonly name: string;
   readonly kind: OutputKind;
+  readonly traits?: FamilyTraits;
   /** Whether the family can be fitted on `rows` fit rows of this data (e.g. SARIMA needs a time axis and two seasons). */
   applies(info: SeriesInfo, rows: number): boolean;
+  /**
+   * Whether a series' known values (in time order) give ground for the family, where the plan asks
+   * (SelectionOptions.onlyWhereAdmitted): a level family on a series that keeps to a level, a seasonal naive on
+   * one whose changes show the season. Absent: every series does.
+   */
+  admits?(values: number[], info: SeriesInfo): boolean;
   /** Relative cost of one fit on `rows` rows (naive 1 ... network 100+; `final` as in FitContext), used to weight progress. */
   cost(info: SeriesInfo, rows: number, final?: boolean): number;
   fit(rows: FitRows, ctx: FitContext): FittedModel<State>;
   /** Rebuilds the fitted model from its stored state (after a restart); must predict identically. */
   revive(state: State): FittedModel<State>;
 }
+
+/** Whether a series may be fitted on its logarithms (FamilyTraits.positiveOnly): every value above zero. */
+export const aboveZero = (values: readonly number[]) => values.length > 0 && values.every((v) => v > 0);
 
 /**
  * A season longer than a day of hours (half-hourly 48 and up, daily data's year): what the MSTL and harmonic

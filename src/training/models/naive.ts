@@ -14,7 +14,10 @@
  *  majority        the most frequent class (categorical; ties by name)
  * Rows at or before T get the same formulas (there is no in-sample state beyond these figures).
  */
-import { longestPeriod, type FitRows, type FittedModel, type ModelFamily, type PredictRows, type SeriesInfo } from './model.js';
+import { diff } from './closed-forms.js';
+import { longestPeriod, type FamilyTraits, type FitRows, type FittedModel, type ModelFamily, type PredictRows, type SeriesInfo } from './model.js';
+import { levelStationary } from './sarima-search.js';
+import { isSeasonal, MAX_SEASON as THETA_MAX_SEASON } from './theta.js';
 
 type NaiveName = 'naive' | 'seasonal_naive' | 'seasonal_naive_long' | 'drift' | 'seasonal_drift' | 'mean' | 'median' | 'season_mean';
 
@@ -90,7 +93,9 @@ const DESCRIPTIONS: Record<NaiveName, (s: NaiveState) => string> = {
   season_mean: (s) => `mean per season slot (season ${s.season})`,
 };
 
-function naiveFamily(name: NaiveName, applies: (info: SeriesInfo, rows: number) => boolean): ModelFamily<NaiveState> {
+type Admits = NonNullable<ModelFamily['admits']>;
+
+function naiveFamily(name: NaiveName, baseline: FamilyTraits['baseline'], applies: (info: SeriesInfo, rows: number) => boolean, admits?: Admits): ModelFamily<NaiveState> {
   const revive = (state: NaiveState): FittedModel<NaiveState> => ({
     state,
     predict: (rows: PredictRows) => rows.time.map((t) => FORMULAS[name](state, t)),
@@ -99,7 +104,10 @@ function naiveFamily(name: NaiveName, applies: (info: SeriesInfo, rows: number) 
   return {
     name,
     kind: 'numeric',
+    // One pass over the rows: a panel of any size tries every one.
+    traits: { baseline, panelCost: 'cheap' },
     applies,
+    ...(admits ? { admits } : {}),
     cost: () => 1,
     fit: (rows, ctx) => revive(summarise(rows, seasonOf(name, ctx.info), name === 'median')),
     revive,
@@ -114,15 +122,32 @@ function seasonOf(name: NaiveName, info: SeriesInfo): number {
   return Math.max(1, name === 'seasonal_naive_long' ? longest(info) : info.season);
 }
 
+/**
+ * A constant of the whole history forecasts a level with noise; on a series that trends or wanders it wins only where
+ * its few windows happen to meet the history's mean. So it needs the KPSS test (at 5%) not to reject a level.
+ */
+const keepsLevel: Admits = (values) => levelStationary(values);
+
+/**
+ * Whether a series' first differences show its season by the M4 test (theta.ts isSeasonal); true where the test
+ * cannot tell: a season beyond its 60 steps (sub-daily data) or fewer than two seasons of differences. The calendar
+ * gives every business-daily series a week of 5 and every monthly one a year of 12; a price that walks has neither,
+ * and there last week's or last year's value is the last value plus noise.
+ */
+const showsSeason: Admits = (values, info) => {
+  const differences = diff(values, 1);
+  return info.season > THETA_MAX_SEASON || differences.length < 2 * info.season || isSeasonal(differences, info.season);
+};
+
 export const naiveFamilies: ModelFamily[] = [
-  naiveFamily('naive', (info, n) => info.timeOrdered && n >= 1),
-  naiveFamily('seasonal_naive', (info, n) => seasonal(info) && n >= info.season),
-  naiveFamily('seasonal_naive_long', (info, n) => info.timeOrdered && info.periods.length > 1 && n >= longest(info)),
-  naiveFamily('drift', (info, n) => info.timeOrdered && n >= 2),
-  naiveFamily('seasonal_drift', (info, n) => seasonal(info) && n >= info.season + 2),
-  naiveFamily('mean', (_info, n) => n >= 1),
-  naiveFamily('median', (_info, n) => n >= 1),
-  naiveFamily('season_mean', (info, n) => seasonal(info) && n >= 2 * info.season),
+  naiveFamily('naive', 'last', (info, n) => info.timeOrdered && n >= 1),
+  naiveFamily('seasonal_naive', 'season', (info, n) => seasonal(info) && n >= info.season, showsSeason),
+  naiveFamily('seasonal_naive_long', 'season', (info, n) => info.timeOrdered && info.periods.length > 1 && n >= longest(info)),
+  naiveFamily('drift', 'last', (info, n) => info.timeOrdered && n >= 2),
+  naiveFamily('seasonal_drift', 'season', (info, n) => seasonal(info) && n >= info.season + 2, showsSeason),
+  naiveFamily('mean', 'level', (_info, n) => n >= 1, keepsLevel),
+  naiveFamily('median', 'level', (_info, n) => n >= 1, keepsLevel),
+  naiveFamily('season_mean', 'level', (info, n) => seasonal(info) && n >= 2 * info.season, (values, info) => keepsLevel(values, info) && showsSeason(values, info)),
 ] as ModelFamily[];
 
 interface MajorityState {
@@ -132,6 +157,7 @@ interface MajorityState {
 export const majorityFamily: ModelFamily<MajorityState> = {
   name: 'majority',
   kind: 'categorical',
+  traits: { baseline: 'level', panelCost: 'cheap' },
   applies: (_info, n) => n >= 1,
   cost: () => 1,
   fit(rows) {
@@ -147,5 +173,5 @@ export const majorityFamily: ModelFamily<MajorityState> = {
   }),
 };
 
-/** Names of the families that form the baseline every forecast must clear. */
-export const NAIVE_NAMES = new Set(['naive', 'seasonal_naive', 'seasonal_naive_long', 'drift', 'seasonal_drift', 'mean', 'median', 'season_mean', 'majority']);
+/** Names of the baseline families (FamilyTraits.baseline), every one of them this file's: what a report ranks by name. */
+export const NAIVE_NAMES: ReadonlySet<string> = new Set([...naiveFamilies, majorityFamily].filter((f) => f.traits?.baseline !== undefined).map((f) => f.name));

@@ -378,6 +378,7 @@ export function createNetworkFamily(base?: ModelFamily): ModelFamily<NetworkStat
   return {
     name: 'network',
     kind: 'numeric',
+    traits: { panelCost: 'never' },
     applies: (info, rows) => rows >= 10 && (base ? base.applies(info, rows) : true),
     cost: (info, rows, final) => (base ? base.cost(info, rows) : 0) + 20 + plannedWork(rows, planFor(rows, info.timeOrdered, undefined, final ?? true)) / 5000,
     fit(rows, ctx) {
@@ -474,6 +475,7 @@ function argmax(values: number[]): number {
 export const networkClassifierFamily: ModelFamily<NetworkClassifierState> = {
   name: 'network',
   kind: 'categorical',
+  traits: { panelCost: 'never' },
   applies: (_info: SeriesInfo, rows: number) => rows >= 10,
   cost: (info, rows, final) => 20 + plannedWork(rows, planFor(rows, info.timeOrdered, undefined, final ?? true)) / 5000,
   fit(rows, ctx) {

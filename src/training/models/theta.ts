@@ -121,6 +121,7 @@ function revive(state: ThetaState): FittedModel<ThetaState> {
 export const thetaFamily: ModelFamily<ThetaState> = {
   name: 'theta',
   kind: 'numeric',
+  traits: { panelCost: 'cheap' },
   applies: (info, n) => info.timeOrdered && n >= MIN_ROWS,
   cost: (_info, n) => Math.max(1, Math.round(Math.min(n, 2000) / 200)),
   fit(rows: FitRows, ctx: FitContext) {
