@@ -27,7 +27,9 @@ import { createSummariesService } from './domain/summaries/summaries.service.js'
 import { createDataRepository } from './domain/data/data.repository.js';
 import { createDataService } from './domain/data/data.service.js';
 import { chartAddress, createChartsService } from './domain/charts/charts.service.js';
+import { createJobPartsRepository } from './domain/jobs/job-parts.repository.js';
 import { createJobQueueRepository } from './domain/jobs/job-queue.repository.js';
+import { createRunsService } from './domain/jobs/runs.service.js';
 import { createJobsRepository } from './domain/jobs/jobs.repository.js';
 import { createJobsService } from './domain/jobs/jobs.service.js';
 import { createTrainingsRepository } from './domain/trainings/trainings.repository.js';
@@ -136,9 +138,10 @@ export function buildServices(deps: ServiceDeps) {
   const trainingsRepository = createTrainingsRepository(db);
   const dataCleaner = (jobId: number) => data.deleteForJob(jobId);
   const trainings = createTrainingsService({ trainings: trainingsRepository, jobs: jobsRepository, dataCleaner });
+  const jobQueue = createJobQueueRepository(db);
   const jobs = createJobsService({
     jobs: jobsRepository,
-    queue: createJobQueueRepository(db),
+    queue: jobQueue,
     onAbort: jobSignals.onAbort,
     onQueued: jobSignals.onQueued,
     trainings: trainingsRepository,
@@ -162,6 +165,8 @@ export function buildServices(deps: ServiceDeps) {
     writeOutput: (output) => data.writeOutput(output.jobId, output.rows, output.header, output.intervals),
   });
   const charts = createChartsService({ jobs, data });
+  // The training runner's side of the domain: the queues and a run's end, stored in one transaction.
+  const runs = createRunsService({ db, queue: jobQueue, parts: createJobPartsRepository(db), data, networks, stats, consumptions });
 
   // --- automated chat: clients, use cases, sentences, chats, prompts ---
   const provider = deps.llm ?? createOpenAiProvider({ baseUrl: config.llmBaseUrl, timeoutMs: config.llmTimeoutMs });
@@ -205,7 +210,7 @@ export function buildServices(deps: ServiceDeps) {
     },
   });
 
-  return { jobSignals, events, sessions, users, passwords, summaries, applications, subscriptions, logs, consumptions, trainings, jobs, clients, usecases, sentences, chat, prompts, appRecords, stats, networks, forecasts, data, charts };
+  return { jobSignals, events, sessions, users, passwords, summaries, applications, subscriptions, logs, consumptions, trainings, jobs, clients, usecases, sentences, chat, prompts, appRecords, stats, networks, forecasts, data, charts, runs };
 }
 
 export type Services = ReturnType<typeof buildServices>;

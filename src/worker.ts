@@ -17,7 +17,7 @@ async function main() {
   const logger = pino(loggerOptions(config.logLevel));
   const runtime = await startRuntime(config, logger);
   const threads = Math.max(1, config.workers);
-  const training = createTrainingRunner(runtime.services, runtime.database, { threads, nice: config.trainingNice, ...recoveryOptions(config) });
+  const training = createTrainingRunner(runtime.services, { threads, nice: config.trainingNice, ...recoveryOptions(config) });
   await runtime.services.events.record({ type: 2, procedure: 'worker.start', text: `Training worker starting (pid ${process.pid}, ${threads} threads)` });
   training.runner.start();
   const health = config.workerHealthPort === undefined ? undefined : await serveHealth(runtime, config.workerHealthPort, config.host);

@@ -1,19 +1,18 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RunConsumption } from '../domain/consumptions/consumptions.service.js';
-import { explainSelection } from '../domain/jobs/explanation.js';
 import { PART_STAGE, UNITS_DONE_ADVANCE, type ClaimedUnit, type JobPartsRepository } from '../domain/jobs/job-parts.repository.js';
-import { ORPHANED_REASON, STALE_AFTER_MS, type ClaimedJob, type JobQueueRepository } from '../domain/jobs/job-queue.repository.js';
+import { ORPHANED_REASON, STALE_AFTER_MS, STORING_LOST_TEXT, type ClaimedJob, type JobQueueRepository } from '../domain/jobs/job-queue.repository.js';
 import { STAT_STATUS, type ClosedStatStatus } from '../domain/model-records/stat-status.js';
 import type { RunStat } from '../domain/model-records/stats.service.js';
 import type { EventLog } from '../domain/ports.js';
 import { TRAINING_STATUS } from '../domain/trainings/training-status.js';
 import { removeStaleSpoolFiles, spoolFileName } from '../spool-files.js';
 import type { TrainingPool } from '../training/pool.js';
-import type { TrainingLimits, TrainingSetReport, TrainingSpool } from '../training/training-set.js';
+import type { CompletedRun } from '../domain/jobs/runs.service.js';
+import type { TrainingLimits, TrainingSpool } from '../training/training-set.js';
 import type { JobUnit } from '../training/train.worker.js';
-import { isTrainingError, type ForecastInterval, type TrainedModel, type TrainingParams, type TrainingProgress, type TrainingResult } from '../training/types.js';
+import { isTrainingError, type TrainingParams, type TrainingProgress, type TrainingResult } from '../training/types.js';
 
 /**
  * What the runner needs from the domain services. These are the same services the HTTP endpoints
@@ -23,7 +22,7 @@ import { isTrainingError, type ForecastInterval, type TrainedModel, type Trainin
 export interface RunnerDeps {
   queue: JobQueueRepository;
   /**
-   * The queue of units (issue 34): with it, this runner claims jobs, parts of jobs in parts and their
+   * The queue of units (a job in parts spread over every process): with it, this runner claims jobs, parts of jobs in parts and their
    * assembly, fairly between owners, and a panel of several parts is spread over every process; without
    * it (tests that build a runner by hand), jobs are claimed in id order and trained whole.
    */
@@ -37,18 +36,18 @@ export interface RunnerDeps {
   spoolTrainingSet(jobId: number, path: string): Promise<Omit<TrainingSpool, 'path'> & { rows: number; bytes: number }>;
   /** Stores the column kinds the training thread detected (TrainingSpool.detect). */
   recordKinds(jobId: number, kinds: Record<string, 'numeric' | 'categorical'>): Promise<void>;
-  /** Stores the forecast rows (and each row's prediction intervals, kept out of the legacy view) as a new output. */
-  writeOutput(jobId: number, header: string[], rows: Record<string, string>[], intervals?: (Record<string, ForecastInterval> | undefined)[]): Promise<number>;
   paramsForJob(jobId: number): Promise<TrainingParams>;
-  /** Answers the stored model's id and its size in bytes (the consumption record's disk). */
-  saveModel(trainingId: number, userId: number, model: TrainedModel): Promise<{ id: number; bytes: number }>;
+  /**
+   * Stores a run's output, model, records and consumption and marks its job Finished, all or nothing
+   * (runs.service.ts); answers the output's id, or undefined when the job is no longer this worker's.
+   */
+  completeRun(run: CompletedRun): Promise<number | undefined>;
   stats: {
     open(record: RunStat): Promise<number>;
     update(statId: number, change: { procedure?: string; text?: string; advance?: number }): Promise<unknown>;
-    /** Closes the run's status record as Finished, Failed or Aborted. */
+    /** Closes the run's status record as Failed or Aborted (a finished run's closes with its results). */
     terminate(statId: number, status: ClosedStatStatus, change: { text?: string; advance?: number }): Promise<unknown>;
   };
-  recordConsumption(record: RunConsumption): Promise<void>;
   /** Metrics hook: one call per run with its outcome and wall time. */
   observe?: (outcome: 'finished' | 'failed' | 'aborted', seconds: number) => void;
 }
@@ -85,7 +84,6 @@ export interface Runner {
   stop(): Promise<void>;
 }
 
-const MB = 1024 * 1024;
 /** How often an idle runner looks again while a job trains anywhere (its units may be queued at any moment). */
 const BUSY_POLL_MS = 100;
 /** A panel is spread over the queue from this many parts; fewer are trained where they were planned. */
@@ -122,9 +120,40 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     }, heartbeatMs);
   }
 
-  async function runJob(job: ClaimedJob): Promise<void> {
+  /**
+   * The one lifecycle of every unit this process runs (a job trained whole, a part of a job in parts, the
+   * assembly of one): it is abortable (abortLocal, a beat that finds the unit no longer ours, stop), beats
+   * while it runs, and ends in exactly one of its outcomes. Each kind of unit says only what its work is
+   * and what each outcome means for it; nothing a unit's outcome writes may escape as an error.
+   */
+  async function runUnit(unit: {
+    jobId: number;
+    beat: () => Promise<boolean>;
+    work: (signal: AbortSignal) => Promise<void>;
+    /** The process is stopping: the unit goes back to the queue for another process. */
+    handBack: () => Promise<void>;
+    /** Aborted by its owner, or taken away (AbortedElsewhere): whoever did it closed the job's records. */
+    aborted: () => Promise<void>;
+    failed: (error: unknown) => Promise<void>;
+    cleanUp?: () => Promise<void>;
+  }): Promise<void> {
     const controller = new AbortController();
-    running.set(controller, job.id);
+    running.set(controller, unit.jobId);
+    const beat = beatWhile(controller, unit.beat);
+    try {
+      await unit.work(controller.signal);
+    } catch (error) {
+      const outcome = stopping ? unit.handBack() : controller.signal.aborted || error instanceof AbortedElsewhere ? unit.aborted() : unit.failed(error);
+      await outcome.catch(() => undefined);
+    } finally {
+      clearInterval(beat);
+      running.delete(controller);
+      await unit.cleanUp?.().catch(() => undefined);
+    }
+  }
+
+  /** A job trained whole here, or planned here and spread over the queue as parts. */
+  function runJob(job: ClaimedJob): Promise<void> {
     const startedAt = Date.now();
     // The training thread's own memory peak (pool.ts), not the process RSS the API and database share.
     let peakThreadBytes = 0;
@@ -132,191 +161,135 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     let lastWrite = 0;
     let statId: number | undefined;
     const spoolPath = join(spoolDir, spoolFileName(`job-${job.id}.tsv`));
-    const beat = beatWhile(controller, () => deps.queue.heartbeat(job.id, workerId));
-    try {
-      statId = await deps.stats.open({
-        name: `train job ${job.id}`,
-        host,
-        pid: process.pid,
-        parameters: JSON.stringify({ job_id: job.id, training_id: job.training_id, attempt: job.attempts }),
-        jobId: job.id,
-        userId: job.user_id,
-      });
-      await spoolReady;
-      const exportStartedAt = Date.now();
-      const spool = await deps.spoolTrainingSet(job.id, spoolPath);
-      const params = await deps.paramsForJob(job.id);
-      const trainingStartedAt = Date.now();
-      const { result, parts, set, cpuSeconds } = await deps.pool.trainSpool(
-        { path: spoolPath, header: spool.header, columns: spool.columns, detect: spool.detect },
-        params,
-        limits,
-        {
-          ...(deps.parts ? { minParts: MIN_PARTS } : {}),
-          signal: controller.signal,
-          onThreadMemory: (bytes) => (peakThreadBytes = Math.max(peakThreadBytes, bytes)),
-          onProgress: (p) => {
-            // Only rises: a panel's planning reports its share, and one trained here then counts its fits from 0.
-            if (p.advance <= advance && p.advance < 100) return;
-            advance = p.advance;
-            const now = Date.now();
-            if (now - lastWrite < progressMs && p.advance < 100) return;
-            lastWrite = now;
-            deps.queue.heartbeat(job.id, workerId, Math.min(99, Math.round(p.advance * 100) / 100)).catch(() => undefined);
-            if (statId !== undefined) deps.stats.update(statId, { advance: p.advance, procedure: 'training' }).catch(() => undefined);
-          },
-        },
-      );
-      const trainingEndedAt = Date.now();
-      if (set && Object.keys(set.kinds).length > 0) await deps.recordKinds(job.id, set.kinds);
-      if (parts && deps.parts) {
-        // A panel of several parts: its units go to the queue for every training thread of every process.
-        const stored = await deps.parts.storePlan(job.id, job.user_id, workerId, {
-          plan: parts.plan,
-          header: spool.header,
-          global: parts.global,
-          statId,
-          cpuSeconds,
-          peakBytes: peakThreadBytes,
-          rounds: Array.from({ length: parts.rounds }, () => ({ cost: parts.roundCost })),
-          parts: parts.parts,
-          choice: parts.choice,
+    return runUnit({
+      jobId: job.id,
+      beat: () => deps.queue.heartbeat(job.id, workerId),
+      async work(signal) {
+        statId = await deps.stats.open({
+          name: `train job ${job.id}`,
+          host,
+          pid: process.pid,
+          parameters: JSON.stringify({ job_id: job.id, training_id: job.training_id, attempt: job.attempts }),
+          jobId: job.id,
+          userId: job.user_id,
         });
-        if (!stored) throw new AbortedElsewhere();
-        if (statId !== undefined) await deps.stats.update(statId, { procedure: 'training in parts', text: `planned in ${trainingEndedAt - trainingStartedAt} ms: ${parts.rounds} rounds of the global model, then ${parts.parts.length} parts scored, the choice across the series and the ${parts.parts.length} parts refitted` }).catch(() => undefined);
-        await deps.events.record({ type: 2, procedure: 'training.plan', text: `Job ${job.id} planned in ${trainingEndedAt - startedAt} ms: ${parts.rounds} global rounds, ${parts.parts.length} parts to score, the choice and ${parts.parts.length} parts to refit queued`, host, pid: process.pid, userId: job.user_id });
-        schedule(0);
-        return;
-      }
-      await finishRun(job, workerId, {
-        header: spool.header,
-        result,
-        set,
-        statId,
-        startedAt,
-        phases: `training set export ${trainingStartedAt - exportStartedAt} ms, training thread ${trainingEndedAt - trainingStartedAt} ms`,
-        ramBytes: peakThreadBytes,
-        cpuSeconds: cpuSeconds ?? (trainingEndedAt - trainingStartedAt) / 1000,
-        diskBytes: spool.bytes * 2,
-        trainingEndedAt,
-      });
-    } catch (error) {
-      if (stopping) {
+        await spoolReady;
+        const exportStartedAt = Date.now();
+        const spool = await deps.spoolTrainingSet(job.id, spoolPath);
+        const params = await deps.paramsForJob(job.id);
+        const trainingStartedAt = Date.now();
+        const { result, parts, set, cpuSeconds } = await deps.pool.trainSpool(
+          { path: spoolPath, header: spool.header, columns: spool.columns, detect: spool.detect },
+          params,
+          limits,
+          {
+            ...(deps.parts ? { minParts: MIN_PARTS } : {}),
+            signal,
+            onThreadMemory: (bytes) => (peakThreadBytes = Math.max(peakThreadBytes, bytes)),
+            onProgress: (p) => {
+              // Only rises: a panel's planning reports its share, and one trained here then counts its fits from 0.
+              if (p.advance <= advance && p.advance < 100) return;
+              advance = p.advance;
+              const now = Date.now();
+              if (now - lastWrite < progressMs && p.advance < 100) return;
+              lastWrite = now;
+              deps.queue.heartbeat(job.id, workerId, Math.min(99, Math.round(p.advance * 100) / 100)).catch(() => undefined);
+              if (statId !== undefined) deps.stats.update(statId, { advance: p.advance, procedure: 'training' }).catch(() => undefined);
+            },
+          },
+        );
+        const trainingEndedAt = Date.now();
+        if (set && Object.keys(set.kinds).length > 0) await deps.recordKinds(job.id, set.kinds);
+        if (parts && deps.parts) {
+          // A panel of several parts: its units go to the queue for every training thread of every process.
+          const stored = await deps.parts.storePlan(job.id, job.user_id, workerId, {
+            plan: parts.plan,
+            header: spool.header,
+            global: parts.global,
+            statId,
+            cpuSeconds,
+            peakBytes: peakThreadBytes,
+            rounds: Array.from({ length: parts.rounds }, () => ({ cost: parts.roundCost })),
+            parts: parts.parts,
+            choice: parts.choice,
+          });
+          if (!stored) throw new AbortedElsewhere();
+          if (statId !== undefined) await deps.stats.update(statId, { procedure: 'training in parts', text: `planned in ${trainingEndedAt - trainingStartedAt} ms: ${parts.rounds} rounds of the global model, then ${parts.parts.length} parts scored, the choice across the series and the ${parts.parts.length} parts refitted` }).catch(() => undefined);
+          await deps.events.record({ type: 2, procedure: 'training.plan', text: `Job ${job.id} planned in ${trainingEndedAt - startedAt} ms: ${parts.rounds} global rounds, ${parts.parts.length} parts to score, the choice and ${parts.parts.length} parts to refit queued`, host, pid: process.pid, userId: job.user_id });
+          schedule(0);
+          return;
+        }
+        await finishRun(
+          { job, worker: workerId, header: spool.header, result, set, statId, host, pid: process.pid, ramBytes: peakThreadBytes, cpuSeconds: cpuSeconds ?? (trainingEndedAt - trainingStartedAt) / 1000, diskBytes: spool.bytes * 2 },
+          { startedAt, trainingEndedAt, phases: `training set export ${trainingStartedAt - exportStartedAt} ms, training thread ${trainingEndedAt - trainingStartedAt} ms` },
+        );
+      },
+      async handBack() {
         await deps.queue.handBack(job.id, workerId).catch(() => undefined);
-        if (statId !== undefined) await deps.stats.terminate(statId, STAT_STATUS.Aborted, { text: 'handed back to the queue at shutdown' }).catch(() => undefined);
-        return;
-      }
-      if (controller.signal.aborted || error instanceof AbortedElsewhere) {
+        if (statId !== undefined) await deps.stats.terminate(statId, STAT_STATUS.Aborted, { text: 'handed back to the queue at shutdown' });
+      },
+      async aborted() {
         if (statId !== undefined) await deps.stats.terminate(statId, STAT_STATUS.Aborted, { text: `aborted at ${Math.round(advance)}%` }).catch(() => undefined);
         await deps.queue.setTrainingResult(job.training_id, { status: TRAINING_STATUS.Created }).catch(() => undefined);
         deps.observe?.('aborted', (Date.now() - startedAt) / 1000);
         await deps.events.record({ type: 2, procedure: 'training.abort', text: `Job ${job.id} aborted at ${Math.round(advance)}%`, host, pid: process.pid, userId: job.user_id });
-        return;
-      }
-      const reason = isTrainingError(error) || error instanceof Error ? error.message : String(error);
-      await deps.queue.fail(job.id, workerId, reason);
-      deps.observe?.('failed', (Date.now() - startedAt) / 1000);
-      await deps.queue.setTrainingResult(job.training_id, { status: TRAINING_STATUS.Failed }).catch(() => undefined);
-      if (statId !== undefined) await deps.stats.terminate(statId, STAT_STATUS.Failed, { text: `failed: ${reason}` }).catch(() => undefined);
-      await deps.events.record({ type: 4, procedure: 'training.fail', text: `Job ${job.id} failed: ${reason}`, host, pid: process.pid, userId: job.user_id });
-    } finally {
-      clearInterval(beat);
-      running.delete(controller);
-      await rm(spoolPath, { force: true }).catch(() => undefined);
-    }
+      },
+      async failed(error) {
+        const reason = isTrainingError(error) || error instanceof Error ? error.message : String(error);
+        await deps.queue.fail(job.id, workerId, reason);
+        deps.observe?.('failed', (Date.now() - startedAt) / 1000);
+        await deps.queue.setTrainingResult(job.training_id, { status: TRAINING_STATUS.Failed }).catch(() => undefined);
+        if (statId !== undefined) await deps.stats.terminate(statId, STAT_STATUS.Failed, { text: `failed: ${reason}` }).catch(() => undefined);
+        await deps.events.record({ type: 4, procedure: 'training.fail', text: `Job ${job.id} failed: ${reason}`, host, pid: process.pid, userId: job.user_id });
+      },
+      cleanUp: () => rm(spoolPath, { force: true }),
+    });
   }
 
-  /** A trained job's result becomes its output, model, records and consumption; the job Finished. */
-  async function finishRun(
-    job: ClaimedJob,
-    worker: string,
-    run: { header: string[]; result: TrainingResult; set: TrainingSetReport | undefined; statId: number | undefined; startedAt: number; phases: string; ramBytes: number; cpuSeconds: number; diskBytes: number; trainingEndedAt: number },
-  ): Promise<void> {
-    const { result, set, statId } = run;
-    const intervals = result.forecasts.some((f) => f.intervals) ? result.forecasts.map((f) => f.intervals) : undefined;
-    const outputId = await deps.writeOutput(job.id, run.header, result.forecasts.map((f) => f.values), intervals);
-    const { bytes: modelBytes } = await deps.saveModel(job.training_id, job.user_id, result.model);
-    await deps.queue.setTrainingResult(job.training_id, {
-      status: TRAINING_STATUS.Trained,
-      neurons: result.figures.neurons,
-      inputs: result.figures.inputs,
-      outputs: result.figures.outputs,
-      layers_requested: result.figures.layersRequested,
-      layers_created: result.figures.layersCreated,
-      success_rate: result.successRate,
-    });
-    const { inputs, outputs, neurons, layersCreated } = result.figures;
-    const hidden = Array.from({ length: layersCreated }, () => Math.round(neurons / Math.max(1, layersCreated)));
-    const finished = await deps.queue.finish(job.id, worker, [inputs, ...hidden, outputs].join('-'), result.selection);
-    if (!finished) throw new AbortedElsewhere();
-    // The run's own timing and hold-out figures, readable over GET /stat (bench/train reads them from here).
-    const { timing: t, metrics: m } = result;
-    const figures = `trained ${t.samples} samples x ${t.epochs} epochs in ${Math.round(t.trainMs)} ms (${Math.round(t.samplesEpochsPerSecond)} samples x epochs/s); hold-out of ${m.validationRows} rows: MAE ${m.mae.toPrecision(6)}, RMSE ${m.rmse.toPrecision(6)}, MSE ${(m.rmse ** 2).toPrecision(6)}, MAPE ${m.mape === null ? 'n/a' : `${m.mape.toFixed(2)}%`}, seasonal-naive MAE ${m.baselineMae.toPrecision(6)}`;
-    // Which model won and why (result.selection), then the figures; bench/train parses the figures' fragment.
-    if (statId !== undefined) {
-      await deps.stats.terminate(statId, STAT_STATUS.Finished, {
-        text: `finished: output ${outputId}, success rate ${result.successRate}%; ${explainSelection(result.selection)}; ${figures}${set ? `; ${describeSet(set)}` : ''}`,
-        advance: 100,
-      });
-    }
-    await deps.recordConsumption({
-      userId: job.user_id,
-      jobId: job.id,
-      trainingId: job.training_id,
-      appName: job.app_name,
-      host,
-      pid: process.pid,
-      ramMb: round(run.ramBytes / MB),
-      // The training threads' own CPU (thread-cpu.ts); their wall time where the platform cannot say, which
-      // on a busy machine also counts the waits for a core.
-      cpuSeconds: round(run.cpuSeconds),
-      diskMb: round((modelBytes + run.diskBytes) / MB, 4),
-    });
+  /**
+   * A trained job's results stored and the job Finished, in one transaction (runs.service.ts); the job is
+   * marked as storing first, so a process that dies meanwhile leaves it to be queued again, never half done.
+   */
+  async function finishRun(run: CompletedRun, timing: { startedAt: number; trainingEndedAt: number; phases: string }): Promise<void> {
+    if (!(await deps.queue.storing(run.job.id, run.worker))) throw new AbortedElsewhere();
+    if ((await deps.completeRun(run)) === undefined) throw new AbortedElsewhere();
     const endedAt = Date.now();
-    deps.observe?.('finished', (endedAt - run.startedAt) / 1000);
-    // Where the time went, so a job that got slower says which phase did (issue 28's standing check).
-    const phases = `${run.phases}, output and records ${endedAt - run.trainingEndedAt} ms`;
-    await deps.events.record({ type: 2, procedure: 'training.finish', text: `Job ${job.id} finished in ${endedAt - run.startedAt} ms (success rate ${result.successRate}%; ${phases})`, host, pid: process.pid, userId: job.user_id });
+    deps.observe?.('finished', (endedAt - timing.startedAt) / 1000);
+    // Where the time went, so a job that got slower says which phase did (the parts benchmark reads it).
+    const phases = `${timing.phases}, output and records ${endedAt - timing.trainingEndedAt} ms`;
+    await deps.events.record({ type: 2, procedure: 'training.finish', text: `Job ${run.job.id} finished in ${endedAt - timing.startedAt} ms (success rate ${run.result.successRate}%; ${phases})`, host, pid: process.pid, userId: run.job.user_id });
   }
 
   /** One part of a job in parts (a global round, a group scored, the choice, a group refitted), its answer stored for the later stages. */
-  async function runPart(unit: Extract<ClaimedUnit, { kind: 'part' }>): Promise<void> {
+  function runPart(unit: Extract<ClaimedUnit, { kind: 'part' }>): Promise<void> {
     const parts = deps.parts as JobPartsRepository;
-    const controller = new AbortController();
-    running.set(controller, unit.jobId);
     let peakThreadBytes = 0;
-    const beat = beatWhile(controller, () => parts.heartbeatPart(unit.jobId, unit.part, workerId));
-    try {
-      const task = await unitOf(parts, unit);
-      const ran = await deps.pool.runUnit(task, { signal: controller.signal, onThreadMemory: (bytes) => (peakThreadBytes = Math.max(peakThreadBytes, bytes)) }).catch((error: unknown) => {
-        throw new PartFailed(error);
-      });
-      const stored = await withRetries(() => parts.completePart(unit.jobId, unit.part, workerId, { outcome: ran.outcome ?? 'null', cpuSeconds: ran.cpuSeconds, peakBytes: peakThreadBytes }));
-      if (!stored) throw new AbortedElsewhere();
-    } catch (error) {
-      if (stopping) {
-        await parts.handBackPart(unit.jobId, unit.part, workerId).catch(() => undefined);
-        return;
-      }
+    return runUnit({
+      jobId: unit.jobId,
+      beat: () => parts.heartbeatPart(unit.jobId, unit.part, workerId),
+      async work(signal) {
+        const task = await unitOf(parts, unit);
+        const ran = await deps.pool.runUnit(task, { signal, onThreadMemory: (bytes) => (peakThreadBytes = Math.max(peakThreadBytes, bytes)) }).catch((error: unknown) => {
+          throw new PartFailed(error);
+        });
+        const stored = await withRetries(() => parts.completePart(unit.jobId, unit.part, workerId, { outcome: ran.outcome ?? 'null', cpuSeconds: ran.cpuSeconds, peakBytes: peakThreadBytes }));
+        if (!stored) throw new AbortedElsewhere();
+      },
+      handBack: () => parts.handBackPart(unit.jobId, unit.part, workerId),
       // Aborted: the abort closed the job's records; taken away: another process runs the part now.
-      if (controller.signal.aborted || error instanceof AbortedElsewhere) {
-        await deps.events
-          .record({ type: 2, procedure: 'training.abort', text: `Job ${unit.jobId}: part ${unit.part} stopped on ${workerId} (its job was aborted, or the part went to another process)`, host, pid: process.pid })
-          .catch(() => undefined);
-        return;
-      }
-      // The database failed under it: the part stops beating, so after the heartbeat bound any process runs it again.
-      if (!(error instanceof PartFailed)) return;
-      const reason = isTrainingError(error.cause) || error.cause instanceof Error ? error.cause.message : String(error.cause);
-      const failed = await parts.failJob(unit.jobId, reason).catch(() => undefined);
-      if (failed) {
-        deps.observe?.('failed', 0);
-        await deps.events.record({ type: 4, procedure: 'training.fail', text: `Job ${unit.jobId} failed in part ${unit.part}: ${reason}`, host, pid: process.pid, userId: failed.userId }).catch(() => undefined);
-      }
-    } finally {
-      clearInterval(beat);
-      running.delete(controller);
-    }
+      aborted: () =>
+        deps.events.record({ type: 2, procedure: 'training.abort', text: `Job ${unit.jobId}: part ${unit.part} stopped on ${workerId} (its job was aborted, or the part went to another process)`, host, pid: process.pid }),
+      async failed(error) {
+        // The database failed under it: the part stops beating, so after the heartbeat bound any process runs it again.
+        if (!(error instanceof PartFailed)) return;
+        const reason = isTrainingError(error.cause) || error.cause instanceof Error ? error.cause.message : String(error.cause);
+        const failed = await parts.failJob(unit.jobId, reason);
+        if (failed) {
+          deps.observe?.('failed', 0);
+          await deps.events.record({ type: 4, procedure: 'training.fail', text: `Job ${unit.jobId} failed in part ${unit.part}: ${reason}`, host, pid: process.pid, userId: failed.userId });
+        }
+      },
+    });
   }
 
   /** What a part's thread runs: its task and the answers of the earlier stages it reads. */
@@ -341,50 +314,51 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
   }
 
   /** The last step of a job in parts: every part's answer put together on a training thread, then stored as a whole job's. */
-  async function runAssembly(jobId: number): Promise<void> {
+  function runAssembly(jobId: number): Promise<void> {
     const parts = deps.parts as JobPartsRepository;
-    const controller = new AbortController();
-    running.set(controller, jobId);
-    const beat = beatWhile(controller, () => deps.queue.heartbeat(jobId, workerId));
-    let job: (ClaimedJob & { startedAt: number }) | undefined;
-    try {
-      job = await parts.assemblyJob(jobId);
-      const input = await parts.assemblyInput(jobId);
-      if (!job || !input) throw new AbortedElsewhere();
-      const assembling = Date.now();
-      // The bar goes from where the units left it (UNITS_DONE_ADVANCE) to 99 as the assembly reads their answers
-      // and puts the series together; its thread reports at most every 200 ms for a few seconds, so each is written.
-      const claimed = job;
-      const onProgress = (p: TrainingProgress) => {
-        const advance = Math.round(100 * (UNITS_DONE_ADVANCE + ((99 - UNITS_DONE_ADVANCE) * Math.min(p.advance, 100)) / 100)) / 100;
-        deps.queue.heartbeat(claimed.id, workerId, advance).catch(() => undefined);
-        if (input.statId !== null) deps.stats.update(input.statId, { advance }).catch(() => undefined);
-      };
-      const ran = await deps.pool.runUnit({ kind: 'assemble', plan: input.plan, outcomes: input.outcomes, trainMs: assembling - job.startedAt }, { signal: controller.signal, onProgress });
-      const trainingEndedAt = Date.now();
-      await finishRun(job, workerId, {
-        header: input.header,
-        result: ran.result as TrainingResult,
-        set: undefined,
-        statId: input.statId ?? undefined,
-        startedAt: job.startedAt,
-        phases: `${input.parts} parts over the queue ${assembling - job.startedAt} ms, assembly ${trainingEndedAt - assembling} ms`,
-        ramBytes: input.peakBytes,
-        cpuSeconds: input.cpuSeconds + (ran.cpuSeconds ?? 0),
-        diskBytes: input.outcomes.reduce((s, o) => s + o.length, 0),
-        trainingEndedAt,
-      });
-      await parts.discardParts(jobId);
-    } catch (error) {
-      if (stopping || !(controller.signal.aborted || error instanceof AbortedElsewhere)) {
-        // Stopping, or the database failed under the writes: the parts are stored, so any process assembles it again.
-        await parts.releaseAssembly(jobId, workerId).catch(() => undefined);
-        if (!stopping) await deps.events.record({ type: 3, procedure: 'training.assemble', text: `Job ${jobId}: its assembly failed and goes back to the queue: ${error instanceof Error ? error.message : String(error)}`, host, pid: process.pid }).catch(() => undefined);
-      }
-    } finally {
-      clearInterval(beat);
-      running.delete(controller);
-    }
+    // Stopping, or the database failed under the writes: the parts are stored, so any process assembles it again.
+    const release = () => parts.releaseAssembly(jobId, workerId);
+    return runUnit({
+      jobId,
+      beat: () => deps.queue.heartbeat(jobId, workerId),
+      async work(signal) {
+        const job = await parts.assemblyJob(jobId);
+        const input = await parts.assemblyInput(jobId);
+        if (!job || !input) throw new AbortedElsewhere();
+        const assembling = Date.now();
+        // The bar goes from where the units left it (UNITS_DONE_ADVANCE) to 99 as the assembly reads their answers
+        // and puts the series together; its thread reports at most every 200 ms for a few seconds, so each is written.
+        const onProgress = (p: TrainingProgress) => {
+          const advance = Math.round(100 * (UNITS_DONE_ADVANCE + ((99 - UNITS_DONE_ADVANCE) * Math.min(p.advance, 100)) / 100)) / 100;
+          deps.queue.heartbeat(job.id, workerId, advance).catch(() => undefined);
+          if (input.statId !== null) deps.stats.update(input.statId, { advance }).catch(() => undefined);
+        };
+        const ran = await deps.pool.runUnit({ kind: 'assemble', plan: input.plan, outcomes: input.outcomes, trainMs: assembling - job.startedAt }, { signal, onProgress });
+        const trainingEndedAt = Date.now();
+        await finishRun(
+          {
+            job,
+            worker: workerId,
+            header: input.header,
+            result: ran.result as TrainingResult,
+            statId: input.statId ?? undefined,
+            host,
+            pid: process.pid,
+            ramBytes: input.peakBytes,
+            cpuSeconds: input.cpuSeconds + (ran.cpuSeconds ?? 0),
+            diskBytes: input.outcomes.reduce((s, o) => s + o.length, 0),
+          },
+          { startedAt: job.startedAt, trainingEndedAt, phases: `${input.parts} parts over the queue ${assembling - job.startedAt} ms, assembly ${trainingEndedAt - assembling} ms` },
+        );
+        await parts.discardParts(jobId);
+      },
+      handBack: release,
+      aborted: async () => undefined,
+      async failed(error) {
+        await release().catch(() => undefined);
+        await deps.events.record({ type: 3, procedure: 'training.assemble', text: `Job ${jobId}: its assembly failed and goes back to the queue: ${error instanceof Error ? error.message : String(error)}`, host, pid: process.pid });
+      },
+    });
   }
 
   /** Claims until the pool is full or the queue empty, each unit in the background; answers how soon to look again. */
@@ -423,10 +397,14 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
   }
 
   async function recover() {
-    const { failed } = await deps.queue.recoverStale(options.staleAfterMs);
+    const { failed, requeued } = await deps.queue.recoverStale(options.staleAfterMs);
     for (const id of failed) {
       await deps.events.record({ type: 4, procedure: 'training.recover', text: `Job ${id} failed: ${ORPHANED_REASON}`, host, pid: process.pid });
     }
+    for (const id of requeued) {
+      await deps.events.record({ type: 3, procedure: 'training.recover', text: `Job ${id}: ${STORING_LOST_TEXT}`, host, pid: process.pid });
+    }
+    if (requeued.length > 0) schedule(0);
     if (!deps.parts) return;
     const parts = await deps.parts.recoverStaleParts(options.staleAfterMs ?? STALE_AFTER_MS);
     for (const p of parts.requeued) {
@@ -483,16 +461,9 @@ async function withRetries<T>(write: () => Promise<T>, tries = 3): Promise<T> {
   }
 }
 
-/** How the training set was cut, for the run's status record. */
-function describeSet(set: TrainingSetReport): string {
-  const cut = set.cap.rule === 'none' ? 'all rows' : `${set.known} known rows (${set.cap.rule}, cap ${set.cap.rows})`;
-  return `training set: ${set.rows} rows uploaded, ${cut} and ${set.forecast} to forecast; memory estimate ${set.estimateMb} MB of ${set.budgetMb} MB`;
-}
-
 /** Creates the spool directory and removes training sets dead processes left there (spool-files.ts). */
 async function prepareSpoolDir(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
   await removeStaleSpoolFiles(dir, /job-\d+\.tsv/);
 }
 
-const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;

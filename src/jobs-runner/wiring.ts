@@ -1,10 +1,7 @@
 import { join } from 'node:path';
 import type { Config } from '../config.js';
-import type { DatabaseHandle } from '../db/database.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Services } from '../services.js';
-import { createJobPartsRepository } from '../domain/jobs/job-parts.repository.js';
-import { createJobQueueRepository } from '../domain/jobs/job-queue.repository.js';
 import { createTrainingPool } from '../training/pool.js';
 import { createRunner, type Runner, type RunnerOptions } from './runner.js';
 
@@ -21,12 +18,12 @@ export const recoveryOptions = (config: Pick<Config, 'jobStaleAfterMs' | 'jobRec
 });
 
 /**
- * Builds this process's training runner from the domain services: the same services the HTTP
- * endpoints use write the status records, network weights, outputs and consumption records.
+ * Builds this process's training runner from the domain services (services.ts, the one composition root):
+ * the same services the HTTP endpoints use write the status records, network weights, outputs and
+ * consumption records.
  */
 export function createTrainingRunner(
   services: Services,
-  database: DatabaseHandle,
   options: Omit<RunnerOptions, 'concurrency'> & {
     threads: number;
     nice?: number;
@@ -36,24 +33,21 @@ export function createTrainingRunner(
   },
 ): { runner: Runner; close(): Promise<void> } {
   const pool = createTrainingPool({ maxThreads: options.threads, niceIncrement: options.nice, memoryMb: options.heapMb ?? options.limits?.budgetMb });
-  const queue = createJobQueueRepository(database.db);
   const runner = createRunner(
     {
-      queue,
-      parts: createJobPartsRepository(database.db),
+      queue: services.runs.queue,
+      parts: services.runs.parts,
       pool,
       events: services.events,
       spoolTrainingSet: (jobId, path) => services.data.spoolTrainingSet(jobId, path),
       recordKinds: (jobId, kinds) => services.data.recordKinds(jobId, kinds),
-      writeOutput: (jobId, header, rows, intervals) => services.data.writeOutput(jobId, rows, header, intervals),
       paramsForJob: (jobId) => services.appRecords.paramsForJob(jobId),
-      saveModel: (trainingId, userId, model) => services.networks.saveModel(trainingId, userId, model),
+      completeRun: (run) => services.runs.complete(run),
       stats: {
         open: (record) => services.stats.open(record),
         update: (id, change) => services.stats.update(id, change),
         terminate: (id, status, change) => services.stats.terminate(id, status, change),
       },
-      recordConsumption: async (record) => void (await services.consumptions.record(record)),
       observe: options.metrics
         ? (outcome, seconds) => {
             options.metrics!.trainingsTotal.inc({ outcome });

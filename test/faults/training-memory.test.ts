@@ -94,7 +94,7 @@ describe('a training thread that runs out of its heap', () => {
     await migrate(database);
     ctx = await createTestContext({ database });
     // A heap far below the budget: what an engine underestimated by the budget check would meet.
-    training = createTrainingRunner(ctx.services, ctx.database, { threads: 1, pollMs: 100, heartbeatMs: 200, heapMb: 48 });
+    training = createTrainingRunner(ctx.services, { threads: 1, pollMs: 100, heartbeatMs: 200, heapMb: 48 });
     training.runner.start();
     const user = await ctx.createUser();
     const sub = await ctx.request({ method: 'POST', url: `/202111101200/subscriptions.php?session=${user.session}`, ...form({ app: 'forecast' }) });

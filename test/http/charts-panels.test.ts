@@ -47,7 +47,7 @@ let job: number;
 
 beforeAll(async () => {
   ctx = await createTestContext();
-  training = createTrainingRunner(ctx.services, ctx.database, { threads: 1, pollMs: 100, heartbeatMs: 200 });
+  training = createTrainingRunner(ctx.services, { threads: 1, pollMs: 100, heartbeatMs: 200 });
   training.runner.start();
   owner = await ctx.createUser();
   const sub = await ctx.request({ method: 'POST', url: `${OLDER}/subscriptions.php?session=${owner.session}`, ...form({ app: 'forecast' }) });

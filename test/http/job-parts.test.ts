@@ -40,7 +40,7 @@ async function subscribe(user: TestUser) {
 
 /** A runner of this process with the given part size and threads; stopped by the caller. */
 function runner(partUnits: number, threads = 1) {
-  const training = createTrainingRunner(ctx.services, ctx.database, { threads, pollMs: 50, heartbeatMs: 100, limits: { maxRows: 100_000, budgetMb: 512, partUnits } });
+  const training = createTrainingRunner(ctx.services, { threads, pollMs: 50, heartbeatMs: 100, limits: { maxRows: 100_000, budgetMb: 512, partUnits } });
   training.runner.start();
   return training;
 }

@@ -76,7 +76,7 @@ async function advance(jobId: number): Promise<number> {
 
 beforeAll(async () => {
   ctx = await createTestContext();
-  training = createTrainingRunner(ctx.services, ctx.database, { threads: 1, pollMs: 100, heartbeatMs: 200 });
+  training = createTrainingRunner(ctx.services, { threads: 1, pollMs: 100, heartbeatMs: 200 });
   training.runner.start();
   admin = await ctx.createUser({ role: 'admin' });
   user = await ctx.createUser();

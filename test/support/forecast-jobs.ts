@@ -115,7 +115,7 @@ export function forecastJobs(ctx: TestContext, user: TestUser, tz: string, timeo
  */
 export async function trainingContext(tz: string, timeoutMs: number) {
   const ctx = await createTestContext();
-  const training = createTrainingRunner(ctx.services, ctx.database, { threads: 1, pollMs: 100, heartbeatMs: 200 });
+  const training = createTrainingRunner(ctx.services, { threads: 1, pollMs: 100, heartbeatMs: 200 });
   training.runner.start();
   const user = await ctx.createUser();
   const sub = await ctx.request({ method: 'POST', url: `${OLDER}/subscriptions.php?session=${user.session}`, ...form({ app: 'forecast' }) });

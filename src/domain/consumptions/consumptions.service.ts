@@ -73,8 +73,11 @@ export function createConsumptionsService(deps: { consumptions: ConsumptionsRepo
       });
     },
 
-    /** Called by the training engine once per run; answers the record id. */
-    async record(run: RunConsumption): Promise<number> {
+    /**
+     * Called by the training engine once per run; answers the record id. `executor`: the transaction that
+     * finishes the run, so a Finished job always has its record.
+     */
+    async record(run: RunConsumption, executor?: Kysely<Database>): Promise<number> {
       return consumptions.insert({
         user_id: run.userId,
         job_id: run.jobId ?? null,
@@ -86,7 +89,7 @@ export function createConsumptionsService(deps: { consumptions: ConsumptionsRepo
         cpu: amount('cpu', run.cpuSeconds),
         disk: amount('disk', run.diskMb),
         date: run.date ?? clock.now(),
-      });
+      }, executor);
     },
 
     /**

@@ -343,19 +343,3 @@ export async function openCsv(
 
   return { header, delimiter, lines: lines(), stats };
 }
-
-/** COPY text-format lines for rows given as values in header order (outputs written by the engine). */
-export function copyLinesOf(rows: Iterable<(string | null)[]>): Generator<Buffer> {
-  const escape = cellEscaper('\t');
-  return (function* () {
-    let batch = '';
-    for (const row of rows) {
-      batch += `${row.map((cell) => (cell === null ? '\\N' : escape(cell))).join('\t')}\n`;
-      if (batch.length >= 256 * 1024) {
-        yield Buffer.from(batch);
-        batch = '';
-      }
-    }
-    if (batch.length > 0) yield Buffer.from(batch);
-  })();
-}

@@ -1,14 +1,15 @@
 import { randomInt } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
-import { sql, type Compilable, type RawBuilder, type Selectable } from 'kysely';
+import { sql, type Compilable, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import copyStreams from 'pg-copy-streams';
 import type { DatabaseHandle } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
 import { copyFileInBatches } from '../../db/pglite-copy.js';
 import type { DataDatePart, DatasetColumn, DatasetKind, DatasetsTable } from '../../db/tables/data.js';
 import { markPendingQuery } from '../jobs/job-queue.repository.js';
 import type { CsvDelimiter } from './csv-ingest.js';
-import { createPoolRunner, DELIMITER_SQL, inTransaction, type Query, type Runner } from './data-runner.js';
+import { createPoolRunner, DELIMITER_SQL, kyselyRunner, inTransaction, type Query, type Runner } from './data-runner.js';
 
 export type DatasetRow = Omit<Selectable<DatasetsTable>, 'source'>;
 
@@ -23,6 +24,8 @@ export const NUMBER_PATTERN = '^\\s*[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[
 export const cellRef = (col: number) => sql.ref(`c${Math.trunc(col)}`);
 /** A numeric cell as SQL sees it: the number when the text reads as one, else null (never a cast error). */
 export const numericCell = (col: number) => sql`(case when ${cellRef(col)} ~ ${sql.lit(NUMBER_PATTERN)} then ${cellRef(col)}::numeric end)`;
+/** Bound values per INSERT of rows, well under Postgres's 65,535 parameters a statement. */
+const INSERT_PARAMETERS = 30_000;
 /** Rows tables are named from the integer id only. */
 export const rowsTable = (datasetId: number) => sql.table(`data_rows_${Math.trunc(datasetId)}`);
 
@@ -105,9 +108,14 @@ export function createDataRepository(database: DatabaseHandle) {
       return id;
     },
 
-    /** COPY text-format lines (`\N` is null) into a dataset's rows, in order. */
-    copyRows(datasetId: number, width: number, delimiter: CsvDelimiter, lines: AsyncIterable<Buffer> | Iterable<Buffer>) {
-      return runner.copyIn(datasetId, width, delimiter, lines);
+    /** Rows (null is an empty cell) into a dataset's rows, in order, by INSERT: it runs on any connection, in any transaction. */
+    async insertRows(datasetId: number, width: number, rows: (string | null)[][]): Promise<void> {
+      const columns = sql.join(Array.from({ length: width }, (_, i) => cellRef(i + 1)));
+      const perStatement = Math.max(1, Math.floor(INSERT_PARAMETERS / width));
+      for (let from = 0; from < rows.length; from += perStatement) {
+        const values = rows.slice(from, from + perStatement).map((row) => sql`(${sql.join(row.map((cell) => sql`${cell}`))})`);
+        await runner.run(compile(sql`insert into ${rowsTable(datasetId)} (${columns}) values ${sql.join(values)}`));
+      }
     },
 
     async finishDataset(datasetId: number): Promise<number> {
@@ -178,10 +186,13 @@ export function createDataRepository(database: DatabaseHandle) {
   const plain = statements(poolRunner);
 
   return {
-    /** One all-or-nothing unit of work (an upload, an output): COPY and statements on one connection. */
+    /** One all-or-nothing unit of work (an upload, an output written on its own): statements on one connection. */
     async transaction<T>(work: (tx: ReturnType<typeof statements>) => Promise<T>): Promise<T> {
       return inTransaction(database, (runner) => work(statements(runner)));
     },
+
+    /** The statements inside a caller's transaction (a training run's results, stored with its status). */
+    within: (executor: Kysely<Database>) => statements(kyselyRunner(executor)),
 
     /**
      * Copies spooled files (COPY text lines) into a new staging table; answers its name. No job lock
@@ -257,8 +268,8 @@ export function createDataRepository(database: DatabaseHandle) {
       return db.selectFrom('jobs').select(['id', 'user_id', 'status']).where('id', '=', jobId).executeTakeFirst();
     },
 
-    async latestDataset(jobId: number, kind: DatasetKind): Promise<DatasetRow | undefined> {
-      return db
+    async latestDataset(jobId: number, kind: DatasetKind, executor: Kysely<Database> = db): Promise<DatasetRow | undefined> {
+      return executor
         .selectFrom('datasets')
         .select(['id', 'job_id', 'kind', 'columns', 'row_count', 'created_at'])
         .where('job_id', '=', jobId)

@@ -1,13 +1,14 @@
 import { createWriteStream } from 'node:fs';
+import type { Kysely } from 'kysely';
 import { Duration } from 'luxon';
+import type { Database } from '../../db/schema.js';
 import { INTERVAL_BOUNDS, type DataDatePart, type DatasetColumn, type DatasetKind } from '../../db/tables/data.js';
 import type { ForecastInterval } from '../../training/types.js';
 import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
 import { mayReach } from '../shared/access.js';
 import { applyMappings, datePartOf, MAPPING_VALUES, parseMapping, type ColumnMapping } from './columns.js';
-import { copyLinesOf } from './csv-ingest.js';
-import type { DatasetRow } from './data.repository.js';
+import type { DataRepository, DatasetRow } from './data.repository.js';
 import { aggregateQuery, type ColumnsInfo } from './data-tables.js';
 import { createUploads, type UploadsDeps } from './uploads.js';
 
@@ -336,15 +337,18 @@ export function createDataService(deps: DataServiceDeps) {
     /**
      * For the training engine: stores forecast rows as a new output record; answers its id. `intervals`
      * (per row, per numeric output column) become hidden columns `<column>_lo80` ... `_hi95` after the
-     * header's, read only with GET /data intervals=1.
+     * header's, read only with GET /data intervals=1. `executor`: the transaction that finishes a training
+     * run, so the output is kept only with the job Finished.
      */
     async writeOutput(
       jobId: number,
       rows: Record<string, string>[],
       header: string[],
       intervals?: (Record<string, ForecastInterval> | undefined)[],
+      executor?: Kysely<Database>,
     ): Promise<number> {
-      const input = await latest(jobId, 'input');
+      // Inside the caller's transaction on the embedded database's one connection, a read beside it would wait for it forever.
+      const input = await repository.latestDataset(jobId, 'input', executor);
       const known = new Map(input?.columns.map((c) => [c.name, c]));
       const columns = header.map((name, i): DatasetColumn => {
         const from = known.get(name);
@@ -362,12 +366,13 @@ export function createDataService(deps: DataServiceDeps) {
         ...header.map((name) => row[name] ?? null),
         ...withBounds.flatMap((of) => INTERVAL_BOUNDS.map((bound) => intervals?.[r]?.[of]?.[bound] ?? null)),
       ]);
-      return repository.transaction(async (tx) => {
+      const write = async (tx: ReturnType<DataRepository['within']>) => {
         const id = await tx.createDataset({ jobId, kind: 'output', columns, source: 'training', width: columns.length });
-        await tx.copyRows(id, columns.length, '\t', copyLinesOf(cells));
+        await tx.insertRows(id, columns.length, cells);
         await tx.finishDataset(id);
         return id;
-      });
+      };
+      return executor ? write(repository.within(executor)) : repository.transaction(write);
     },
 
     /** DELETE /job_data and DELETE /training_data: the job's input and outputs are gone. */

@@ -4,7 +4,7 @@ import { JOB_STATUS } from './job-status.js';
 import { claimPendingJob, discardParts, failRunningJob, type ClaimedJob } from './job-queue.repository.js';
 
 /**
- * The queue of units of work (issue 34): Pending jobs, the parts of jobs in parts in stages (PART_STAGE: the
+ * The queue of units of work, so one job's series spread over every process: Pending jobs, the parts of jobs in parts in stages (PART_STAGE: the
  * global model's rounds, the groups of series scored, the choice across the series, the same groups refitted;
  * a part is claimable once every part of a lower stage of its job is done), and the assembly of a job whose
  * parts are all done. Any training thread of any process claims the next unit with `FOR UPDATE SKIP LOCKED`,

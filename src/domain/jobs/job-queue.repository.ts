@@ -34,6 +34,13 @@ export interface TrainingResult {
 
 /** Heartbeats older than this mark a running job as orphaned. */
 export const STALE_AFTER_MS = 30_000;
+/**
+ * A running job's progress while its worker stores the results: training reports at most 99, so a job that
+ * went stale at this mark lost its worker after the training had ended, and is queued again (recoverStale).
+ */
+export const STORING_ADVANCE = 100;
+/** The text of the status record of a run whose worker died while it stored the results (see recoverStale). */
+export const STORING_LOST_TEXT = 'its worker process died while storing the results, none of which were kept: queued to train again';
 /** Why recovery failed a job whose worker stopped beating (see recoverStale). */
 export const ORPHANED_REASON = 'Its worker process died while training it (out of memory?); it was not retried so it cannot take another worker down. Set the job Pending to train it again';
 
@@ -106,6 +113,19 @@ export async function failRunningJob(trx: Transaction<Database>, jobId: number, 
 }
 
 export function createJobQueueRepository(db: Kysely<Database>) {
+  /** Beats for a job this worker still owns; answers false when the job was aborted or taken away. */
+  async function heartbeat(jobId: number, worker: string, advance?: number): Promise<boolean> {
+    const result = await db
+      .updateTable('jobs')
+      .set({ heartbeat_at: now(), ...(advance === undefined ? {} : { advance }) })
+      .where('id', '=', jobId)
+      .where('worker', '=', worker)
+      .where('status', '=', JOB_STATUS.Running)
+      .where('abort_requested', '=', false)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
   return {
     /** Created -> Pending; false when the job was not Created. */
     async markPending(jobId: number): Promise<boolean> {
@@ -180,22 +200,17 @@ export function createJobQueueRepository(db: Kysely<Database>) {
       });
     },
 
-    /** Beats for a job this worker still owns; answers false when the job was aborted or taken away. */
-    async heartbeat(jobId: number, worker: string, advance?: number): Promise<boolean> {
-      const result = await db
-        .updateTable('jobs')
-        .set({ heartbeat_at: now(), ...(advance === undefined ? {} : { advance }) })
-        .where('id', '=', jobId)
-        .where('worker', '=', worker)
-        .where('status', '=', JOB_STATUS.Running)
-        .where('abort_requested', '=', false)
-        .executeTakeFirst();
-      return result.numUpdatedRows > 0n;
-    },
+    heartbeat,
 
-    /** Running -> Finished, for the worker that runs it, with the engine's explanation of the run. */
-    async finish(jobId: number, worker: string, nets: string, selection?: SelectionReport): Promise<boolean> {
-      const result = await db
+    /** The training ended and its results are being stored (STORING_ADVANCE); false when the job is no longer this worker's. */
+    storing: (jobId: number, worker: string): Promise<boolean> => heartbeat(jobId, worker, STORING_ADVANCE),
+
+    /**
+     * Running -> Finished, for the worker that runs it, with the engine's explanation of the run; false when
+     * the job is no longer this worker's. `executor`: the transaction that stores the run's results.
+     */
+    async finish(jobId: number, worker: string, nets: string, selection: SelectionReport | undefined, executor: Kysely<Database> = db): Promise<boolean> {
+      const result = await executor
         .updateTable('jobs')
         .set({ status: JOB_STATUS.Finished, advance: 100, nets, selection: selection ? JSON.stringify(selection) : null, finished_at: now(), updated_at: now() })
         .where('id', '=', jobId)
@@ -227,17 +242,19 @@ export function createJobQueueRepository(db: Kysely<Database>) {
         .execute();
     },
 
-    async setTrainingResult(trainingId: number, result: TrainingResult): Promise<void> {
-      await db.updateTable('trainings').set({ ...result, updated_at: now() }).where('id', '=', trainingId).execute();
+    async setTrainingResult(trainingId: number, result: TrainingResult, executor: Kysely<Database> = db): Promise<void> {
+      await executor.updateTable('trainings').set({ ...result, updated_at: now() }).where('id', '=', trainingId).execute();
     },
 
     /**
      * Running jobs whose worker stopped beating are failed with ORPHANED_REASON, never re-queued: the
      * likeliest killer of a training process is the training itself (its memory), and re-queueing it
-     * would kill the next worker the same way. Jobs a worker hands back at shutdown (handBack) are
-     * Pending again without passing here. Answers the failed jobs, for the log.
+     * would kill the next worker the same way. A job whose worker died while storing its results
+     * (STORING_ADVANCE) was past its training: its results are stored in one transaction, so nothing of
+     * them was kept, and it is queued again. Jobs a worker hands back at shutdown (handBack) are Pending
+     * again without passing here. Answers the failed and the re-queued jobs, for the log.
      */
-    async recoverStale(staleAfterMs = STALE_AFTER_MS): Promise<{ failed: number[] }> {
+    async recoverStale(staleAfterMs = STALE_AFTER_MS): Promise<{ failed: number[]; requeued: number[] }> {
       const cutoff = sql<Date>`now() - make_interval(secs => ${staleAfterMs / 1000})`;
       // One transaction: the job, its training and the dead run's status record change together.
       return db.transaction().execute(async (trx) => {
@@ -251,6 +268,24 @@ export function createJobQueueRepository(db: Kysely<Database>) {
           .where('heartbeat_at', '<', cutoff)
           .where(inParts)
           .execute();
+        const requeued = await trx
+          .updateTable('jobs')
+          .set({ status: JOB_STATUS.Pending, worker: null, advance: 0, heartbeat_at: null, started_at: null, updated_at: now() })
+          .where('status', '=', JOB_STATUS.Running)
+          .where('worker', 'is not', null)
+          .where('heartbeat_at', '<', cutoff)
+          .where('advance', '=', STORING_ADVANCE)
+          .where((eb) => eb.not(inParts(eb)))
+          .returning('id')
+          .execute();
+        if (requeued.length > 0) {
+          await trx
+            .updateTable('stat_records')
+            .set({ status: STAT_STATUS.Aborted, text: STORING_LOST_TEXT, updated_at: now(), terminated_at: now() })
+            .where('job_id', 'in', requeued.map((r) => r.id))
+            .where('status', '=', STAT_STATUS.Open)
+            .execute();
+        }
         const failed = await trx
           .updateTable('jobs')
           .set({ status: JOB_STATUS.Failed, error: ORPHANED_REASON, finished_at: now(), updated_at: now() })
@@ -270,7 +305,7 @@ export function createJobQueueRepository(db: Kysely<Database>) {
             .where('status', '=', STAT_STATUS.Open)
             .execute();
         }
-        return { failed: failed.map((r) => r.id) };
+        return { failed: failed.map((r) => r.id), requeued: requeued.map((r) => r.id) };
       });
     },
 

@@ -21,8 +21,9 @@ export function createNetworksRepository(db: Kysely<Database>) {
     },
 
     /** A training keeps one engine model: the new one replaces the previous, both or neither. */
-    async replaceModel(row: { training_id: number; user_id: number; content: string }, at: Date): Promise<number> {
-      return db.transaction().execute(async (trx) => {
+    /** `executor`: the transaction that finishes a run, so the model is stored with its output and status or not at all. */
+    async replaceModel(row: { training_id: number; user_id: number; content: string }, at: Date, executor: Kysely<Database> = db): Promise<number> {
+      const replace = async (trx: Kysely<Database>) => {
         await trx.deleteFrom('network_weights').where('training_id', '=', row.training_id).where('kind', '=', 'model').execute();
         const inserted = await trx
           .insertInto('network_weights')
@@ -30,7 +31,8 @@ export function createNetworksRepository(db: Kysely<Database>) {
           .returning('id')
           .executeTakeFirstOrThrow();
         return inserted.id;
-      });
+      };
+      return executor.isTransaction ? replace(executor) : executor.transaction().execute(replace);
     },
 
     /** The id of the training's newest engine model (a cheap check of whether a cached copy is current). */

@@ -1,3 +1,5 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
 import type { TrainedModel } from '../../training/types.js';
 import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
@@ -55,9 +57,9 @@ export function createNetworksService(deps: { networks: NetworksRepository; look
     },
 
     /** For the runner: stores a training's model, replacing the previous one; answers the weight's id and its stored bytes. */
-    async saveModel(trainingId: number, userId: number, model: TrainedModel): Promise<{ id: number; bytes: number }> {
+    async saveModel(trainingId: number, userId: number, model: TrainedModel, executor?: Kysely<Database>): Promise<{ id: number; bytes: number }> {
       const content = JSON.stringify(model);
-      const id = await networks.replaceModel({ training_id: trainingId, user_id: userId, content }, clock.now());
+      const id = await networks.replaceModel({ training_id: trainingId, user_id: userId, content }, clock.now(), executor);
       return { id, bytes: Buffer.byteLength(content) };
     },
 

@@ -98,8 +98,8 @@ export function createStatsRepository(db: Kysely<Database>) {
       return result.numUpdatedRows > 0n;
     },
 
-    async terminate(id: number, status: ClosedStatStatus, change: StatChange, at: Date): Promise<boolean> {
-      const result = await db
+    async terminate(id: number, status: ClosedStatStatus, change: StatChange, at: Date, executor: Kysely<Database> = db): Promise<boolean> {
+      const result = await executor
         .updateTable('stat_records')
         .set({ ...change, status, updated_at: at, terminated_at: at })
         .where('id', '=', id)

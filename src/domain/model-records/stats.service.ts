@@ -1,3 +1,5 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
 import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
 import type { Clock } from '../ports.js';
@@ -106,10 +108,13 @@ export function createStatsService(deps: { stats: StatsRepository; lookups: Owne
       return stats.update(id, change, clock.now());
     },
 
-    /** Closes a run's record as 1 Finished, 2 Failed or 3 Aborted; false when it was already closed. */
-    async terminate(id: number, status: ClosedStatStatus, change: StatChange = {}): Promise<boolean> {
+    /**
+     * Closes a run's record as 1 Finished, 2 Failed or 3 Aborted; false when it was already closed.
+     * `executor`: the transaction that finishes the run, so the record reads Finished only with its output.
+     */
+    async terminate(id: number, status: ClosedStatStatus, change: StatChange = {}, executor?: Kysely<Database>): Promise<boolean> {
       checkAdvance(change);
-      return stats.terminate(id, status, change, clock.now());
+      return stats.terminate(id, status, change, clock.now(), executor);
     },
 
     get: (id: number): Promise<StatRecordRow | undefined> => stats.findById(id),
