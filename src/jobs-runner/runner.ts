@@ -1,7 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PART_STAGE, UNITS_DONE_ADVANCE, type ClaimedUnit, type JobPartsRepository } from '../domain/jobs/job-parts.repository.js';
+import { UNITS_DONE_ADVANCE, type ClaimedUnit, type JobPartsRepository } from '../domain/jobs/job-parts.repository.js';
 import { ORPHANED_REASON, STALE_AFTER_MS, STORING_LOST_TEXT, type ClaimedJob, type JobQueueRepository } from '../domain/jobs/job-queue.repository.js';
 import { STAT_STATUS, type ClosedStatStatus } from '../domain/model-records/stat-status.js';
 import type { RunStat } from '../domain/model-records/stats.service.js';
@@ -10,8 +10,8 @@ import { TRAINING_STATUS } from '../domain/trainings/training-status.js';
 import { removeStaleSpoolFiles, spoolFileName } from '../spool-files.js';
 import type { TrainingPool } from '../training/pool.js';
 import type { CompletedRun } from '../domain/jobs/runs.service.js';
+import { AbortedElsewhere, PartFailed, unitOf, withRetries } from './units.js';
 import type { TrainingLimits, TrainingSpool } from '../training/training-set.js';
-import type { JobUnit } from '../training/train.worker.js';
 import { isTrainingError, type TrainingParams, type TrainingProgress, type TrainingResult } from '../training/types.js';
 
 /**
@@ -292,27 +292,6 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
     });
   }
 
-  /** What a part's thread runs: its task and the answers of the earlier stages it reads. */
-  async function unitOf(parts: JobPartsRepository, unit: Extract<ClaimedUnit, { kind: 'part' }>): Promise<JobUnit> {
-    switch (unit.stage) {
-      case PART_STAGE.Round: {
-        const global = await parts.globalTask(unit.jobId);
-        if (global === null) throw new AbortedElsewhere();
-        return { kind: 'round', global, round: Number(unit.task) };
-      }
-      case PART_STAGE.Score:
-        return { kind: 'score', part: unit.task, rounds: await parts.stageOutcomes(unit.jobId, PART_STAGE.Round) };
-      case PART_STAGE.Choose:
-        return { kind: 'choose', task: unit.task, scores: await parts.stageOutcomes(unit.jobId, PART_STAGE.Score) };
-      case PART_STAGE.Fit: {
-        const scored = await parts.partOf(unit.jobId, Number(unit.task));
-        const [choice] = await parts.stageOutcomes(unit.jobId, PART_STAGE.Choose);
-        if (!scored?.outcome || choice === undefined) throw new AbortedElsewhere();
-        return { kind: 'fit', part: scored.task, scores: scored.outcome, choice };
-      }
-    }
-  }
-
   /** The last step of a job in parts: every part's answer put together on a training thread, then stored as a whole job's. */
   function runAssembly(jobId: number): Promise<void> {
     const parts = deps.parts as JobPartsRepository;
@@ -438,27 +417,6 @@ export function createRunner(deps: RunnerDeps, options: RunnerOptions): Runner {
       await Promise.allSettled([...active]);
     },
   };
-}
-
-class AbortedElsewhere extends Error {}
-
-/** A part's training itself failed (its thread answered an error), as against the database around it. */
-class PartFailed extends Error {
-  constructor(override readonly cause: unknown) {
-    super('part failed', { cause });
-  }
-}
-
-/** A write that must not be lost to a short database outage: three tries, a second apart. */
-async function withRetries<T>(write: () => Promise<T>, tries = 3): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await write();
-    } catch (error) {
-      if (attempt >= tries) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  }
 }
 
 /** Creates the spool directory and removes training sets dead processes left there (spool-files.ts). */
