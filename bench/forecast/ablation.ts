@@ -14,7 +14,7 @@
  * derived from the input without the App record's parameters, so single figures can differ a little from
  * `npm run bench corpus`: compare runs of this script with each other.
  */
-import { trainModel } from '../../src/training/engine.js';
+import { trainModel } from '../../src/training/run/engine.js';
 import { familiesFor } from '../../src/training/models/candidates.js';
 import { geometricMean, ratio } from './corpus.js';
 import { corpusSets, inputOf, SETS, type ForecastSet } from './datasets.js';

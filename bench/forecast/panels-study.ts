@@ -60,11 +60,11 @@ import { createHash } from 'node:crypto';
 import jStat from 'jstat';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CellReader } from '../../src/training/encoder.js';
+import { CellReader } from '../../src/training/core/encoder.js';
 import { precomputedGlobalFamily, type GlobalForecastState } from '../../src/training/models/global-forecast.js';
-import { detectKeys, planPanel, runGlobalRounds, seriesPlan } from '../../src/training/panel.js';
-import type { GlobalResult } from '../../src/training/panel-part.js';
-import type { Backtest } from '../../src/training/backtest.js';
+import { detectKeys, planPanel, runGlobalRounds, seriesPlan } from '../../src/training/panel/panel.js';
+import type { GlobalResult } from '../../src/training/panel/panel-part.js';
+import type { Backtest } from '../../src/training/selection/backtest.js';
 import {
   backtestError,
   chooseWinner,
@@ -79,12 +79,12 @@ import {
   splitsError,
   type Scored,
   type SelectionOptions,
-} from '../../src/training/selection.js';
+} from '../../src/training/selection/selection.js';
 import { medianOf } from '../../src/training/models/naive.js';
-import { analyse } from '../../src/training/series.js';
-import { finishSeries, prepareSeries, scoreSeries, WorkMeter, type OutputRun, type PreparedSeries } from '../../src/training/series-run.js';
-import { parseNumber } from '../../src/training/values.js';
-import { withDateCache } from '../../src/training/dates.js';
+import { analyse } from '../../src/training/core/series.js';
+import { finishSeries, prepareSeries, scoreSeries, WorkMeter, type OutputRun, type PreparedSeries } from '../../src/training/series/series-run.js';
+import { parseNumber } from '../../src/training/core/values.js';
+import { withDateCache } from '../../src/training/core/dates.js';
 import { inputOf } from './datasets.js';
 import { EXTRA_PANELS, FRESH_PANELS, PANELS, uploadOf, type Panel } from './panels-data.js';
 import { OUT } from './panels-ours.js';

@@ -13,9 +13,9 @@ import { readFileSync } from 'node:fs';
 import { inputOf } from '../forecast/datasets.js';
 import { uploadOf } from '../forecast/panels-data.js';
 import { monthlyPanel } from '../forecast/panel-speed.js';
-import { withDateCache } from '../../src/training/dates.js';
-import { detectKeys, planPanel } from '../../src/training/panel.js';
-import { analyse } from '../../src/training/series.js';
+import { withDateCache } from '../../src/training/core/dates.js';
+import { detectKeys, planPanel } from '../../src/training/panel/panel.js';
+import { analyse } from '../../src/training/core/series.js';
 
 const MAX_ROWS = Number(process.env.BENCH_PLAN_MAX_ROWS ?? 100_000);
 const PART_UNITS = Number(process.env.BENCH_PLAN_PART_UNITS ?? 5000);

@@ -7,9 +7,9 @@
  * Run: npx tsx bench/train/brain-alone.ts [repeats] [learningRate]
  */
 import brain from 'brain.js';
-import { ACTIVATION } from '../../src/training/encoder.js';
-import { DEFAULT_LEARNING_RATE } from '../../src/training/engine.js';
-import { withSeededRandom } from '../../src/training/prng.js';
+import { ACTIVATION } from '../../src/training/core/encoder.js';
+import { DEFAULT_LEARNING_RATE } from '../../src/training/run/engine.js';
+import { withSeededRandom } from '../../src/training/core/prng.js';
 import { EPOCHS, HIDDEN, SEED, loadBenchData, type BenchData } from './data.js';
 
 export interface BrainAloneRun {

@@ -7,8 +7,8 @@
  * Repeated (default 3, same seed => same model) and the best throughput reported, as in brain-alone.ts.
  * Run: npx tsx bench/train/engine-pool.ts [repeats]
  */
-import { createTrainingPool } from '../../src/training/pool.js';
-import type { ColumnSpec } from '../../src/training/types.js';
+import { createTrainingPool } from '../../src/training/run/pool.js';
+import type { ColumnSpec } from '../../src/training/core/types.js';
 import { EPOCHS, HIDDEN, SEED, loadBenchData } from './data.js';
 
 const repeats = Number(process.argv[2] ?? 3);

@@ -7,7 +7,7 @@
  * weight snapshots included); validation MSE in y's units on the same last 20% as brain-alone.ts.
  * Run: npx tsx bench/train/network-family.ts [repeats]
  */
-import { DEFAULT_LEARNING_RATE } from '../../src/training/engine.js';
+import { DEFAULT_LEARNING_RATE } from '../../src/training/run/engine.js';
 import { linearFamily } from '../../src/training/models/linear.js';
 import type { SeriesInfo } from '../../src/training/models/model.js';
 import { createNetworkFamily } from '../../src/training/models/network.js';

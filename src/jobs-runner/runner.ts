@@ -8,11 +8,9 @@ import type { RunStat } from '../domain/model-records/stats.service.js';
 import type { EventLog } from '../domain/ports.js';
 import { TRAINING_STATUS } from '../domain/trainings/training-status.js';
 import { removeStaleSpoolFiles, spoolFileName } from '../spool-files.js';
-import type { TrainingPool } from '../training/pool.js';
 import type { CompletedRun } from '../domain/jobs/runs.service.js';
 import { AbortedElsewhere, PartFailed, unitOf, withRetries } from './units.js';
-import type { TrainingLimits, TrainingSpool } from '../training/training-set.js';
-import { isTrainingError, type TrainingParams, type TrainingProgress, type TrainingResult } from '../training/types.js';
+import { isTrainingError, type TrainingLimits, type TrainingParams, type TrainingPool, type TrainingProgress, type TrainingResult, type TrainingSpool } from '../training/index.js';
 
 /**
  * What the runner needs from the domain services. These are the same services the HTTP endpoints

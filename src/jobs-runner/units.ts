@@ -1,5 +1,5 @@
 import { PART_STAGE, type ClaimedUnit, type JobPartsRepository } from '../domain/jobs/job-parts.repository.js';
-import type { JobUnit } from '../training/train.worker.js';
+import type { JobUnit } from '../training/index.js';
 
 // The units of a job in parts as the runner hands them to a training thread, and how their ends are told apart.
 

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Config } from '../config.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Services } from '../services.js';
-import { createTrainingPool } from '../training/pool.js';
+import { createTrainingPool } from '../training/index.js';
 import { createRunner, type Runner, type RunnerOptions } from './runner.js';
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTokenCounter } from '../../src/llm/tokens.js';
-import { createTrainingPool } from '../../src/training/pool.js';
+import { createTrainingPool } from '../../src/training/run/pool.js';
 import { eventStreamProblems } from '../support/contract.js';
 import { factories } from '../support/factories.js';
 import { CURRENT, OLDER, createTestContext, form, type TestContext, type TestUser } from '../support/helper.js';

@@ -4,9 +4,9 @@ import { createAppRecordsService } from '../../src/domain/model-records/app-reco
 import { createNetworksRepository } from '../../src/domain/model-records/networks.repository.js';
 import { createNetworksService } from '../../src/domain/model-records/networks.service.js';
 import { systemClock } from '../../src/domain/ports.js';
-import { createTrainingPool } from '../../src/training/pool.js';
-import { predict } from '../../src/training/predict.js';
-import type { TrainedModel } from '../../src/training/types.js';
+import { createTrainingPool } from '../../src/training/run/pool.js';
+import { predict } from '../../src/training/run/predict.js';
+import type { TrainedModel } from '../../src/training/core/types.js';
 import { factories } from '../support/factories.js';
 import { CURRENT, OLDER, createTestContext, form, type TestContext, type TestUser } from '../support/helper.js';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadTrainingSet } from '../../src/training/training-set.js';
+import { loadTrainingSet } from '../../src/training/run/training-set.js';
 import { createTrainingRunner } from '../../src/jobs-runner/wiring.js';
 import { predict } from '../../src/training/index.js';
 import { CURRENT, createTestContext, form, multipart, type TestContext, type TestUser } from '../support/helper.js';

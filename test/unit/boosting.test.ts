@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { boostingClassifierFamily, boostingFamily } from '../../src/training/models/boosting.js';
 import type { FitContext, FitRows } from '../../src/training/models/model.js';
-import { mulberry32 } from '../../src/training/prng.js';
+import { mulberry32 } from '../../src/training/core/prng.js';
 import { terminateWhileFitting } from './family-support.js';
 
 const tabular = (seed = 1): FitContext => ({

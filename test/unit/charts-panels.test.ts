@@ -19,7 +19,7 @@ import { textWidth, wrapText } from '../../src/domain/charts/text-metrics.js';
 import type { DataService } from '../../src/domain/data/data.service.js';
 import { isAppError } from '../../src/domain/errors.js';
 import type { JobsService } from '../../src/domain/jobs/jobs.service.js';
-import type { SelectionReport } from '../../src/training/types.js';
+import type { SelectionReport } from '../../src/training/core/types.js';
 
 const require = createRequire(import.meta.url);
 const ARTIFACTS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'browser', 'artifacts');

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { explainSelection } from '../../src/domain/jobs/explanation.js';
-import { trainModel } from '../../src/training/engine.js';
-import { intervalWidths, smallPoolWidths, type StepErrors } from '../../src/training/intervals.js';
+import { trainModel } from '../../src/training/run/engine.js';
+import { intervalWidths, smallPoolWidths, type StepErrors } from '../../src/training/selection/intervals.js';
 import { familiesFor } from '../../src/training/models/candidates.js';
 import { arFamily, selectArOrder } from '../../src/training/models/linear.js';
 import { NAIVE_NAMES } from '../../src/training/models/naive.js';
-import { predict, predictWithIntervals } from '../../src/training/predict.js';
-import { mulberry32 } from '../../src/training/prng.js';
+import { predict, predictWithIntervals } from '../../src/training/run/predict.js';
+import { mulberry32 } from '../../src/training/core/prng.js';
 import { seasonContext } from './family-support.js';
-import type { ColumnSpec, TrainingProgress, TrainingResult } from '../../src/training/types.js';
+import type { ColumnSpec, TrainingProgress, TrainingResult } from '../../src/training/core/types.js';
 
 /** Errors by horizon step as backtest windows give them: the j-th error of a step from window j. */
 const table = (errorsByStep: number[][]): StepErrors[] => errorsByStep.map((errors) => ({ errors, windows: errors.map((_, j) => j) }));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { explainSelection } from '../../src/domain/jobs/explanation.js';
-import type { SelectionReport } from '../../src/training/types.js';
+import type { SelectionReport } from '../../src/training/core/types.js';
 
 describe('explainSelection (status record text and GET /jobs_progress progress=2)', () => {
   it('names the winner per output, every candidate next to the best naive baseline, scheme, horizon and frequency', () => {

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { FitContext, FitRows } from '../../src/training/models/model.js';
-import { mulberry32 } from '../../src/training/prng.js';
+import { mulberry32 } from '../../src/training/core/prng.js';
 
 /** A series as fit rows with no features, time = index. */
 export const rowsOf = (series: number[]): FitRows => ({ time: series.map((_, i) => i), features: series.map(() => []), target: series });

@@ -6,11 +6,11 @@
  */
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { trainModel } from '../../src/training/engine.js';
+import { trainModel } from '../../src/training/run/engine.js';
 import { naiveFamilies } from '../../src/training/models/naive.js';
 import type { SeriesInfo } from '../../src/training/models/model.js';
-import { analyse, futureRows } from '../../src/training/series.js';
-import type { TrainingInput } from '../../src/training/types.js';
+import { analyse, futureRows } from '../../src/training/core/series.js';
+import type { TrainingInput } from '../../src/training/core/types.js';
 
 const START = DateTime.fromISO('2024-01-01T00:00:00', { zone: 'utc' });
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { trainModel } from '../../src/training/engine.js';
+import { trainModel } from '../../src/training/run/engine.js';
 import { familyNamed } from '../../src/training/models/candidates.js';
 import { naiveFamilies } from '../../src/training/models/naive.js';
 import { noise, rowsOf, seasonContext } from './family-support.js';
-import type { ColumnSpec } from '../../src/training/types.js';
+import type { ColumnSpec } from '../../src/training/core/types.js';
 
 const logDrift = familyNamed('numeric', 'log_drift');
 const drift = naiveFamilies.find((f) => f.name === 'drift');

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { Caller } from '../../src/domain/caller.js';
 import { chartAddress } from '../../src/domain/charts/charts.service.js';
 import { MODEL_TOOLS, runModelTool, type ModelToolScope, type ModelToolsDeps } from '../../src/domain/chat/model-tools.js';
-import type { SelectionReport } from '../../src/training/types.js';
+import type { SelectionReport } from '../../src/training/core/types.js';
 
 type Row = Record<string, string>;
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { FitContext } from '../../src/training/models/model.js';
 import { fitMstl, mstlDecompose, mstlFamily, mstlForecast, periodsFor } from '../../src/training/models/mstl.js';
 import { stl } from '../../src/training/models/stl.js';
-import { mulberry32 } from '../../src/training/prng.js';
+import { mulberry32 } from '../../src/training/core/prng.js';
 import { rowsOf, seasonContext } from './family-support.js';
 
 /** A time-ordered fit context with several periods (hourly data: a day and a week). */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { linearFamily } from '../../src/training/models/linear.js';
 import type { FitContext, FitRows, FittedModel, ModelFamily, SeriesInfo } from '../../src/training/models/model.js';
 import { createNetworkFamily, networkClassifierFamily } from '../../src/training/models/network.js';
-import { mulberry32 } from '../../src/training/prng.js';
+import { mulberry32 } from '../../src/training/core/prng.js';
 
 const TIME: SeriesInfo = { timeOrdered: true, frequency: 'daily', season: 1, periods: [], horizon: 20 };
 const TABULAR: SeriesInfo = { timeOrdered: false, frequency: 'none' as SeriesInfo['frequency'], season: 1, periods: [], horizon: 1 };

@@ -4,13 +4,13 @@
  * thousands of series too short for a model).
  */
 import { describe, expect, it } from 'vitest';
-import { trainModel } from '../../src/training/engine.js';
-import { assembleUnit, planTraining, runChooseUnit, runFitUnit, runRoundUnit, runScoreUnit } from '../../src/training/job-parts.js';
-import { seriesPlan } from '../../src/training/panel.js';
-import { predict } from '../../src/training/predict.js';
-import { mulberry32 } from '../../src/training/prng.js';
-import type { PanelState } from '../../src/training/panel-predict.js';
-import type { ColumnSpec, TrainedModelV2, TrainingInput, TrainingResult } from '../../src/training/types.js';
+import { trainModel } from '../../src/training/run/engine.js';
+import { assembleUnit, planTraining, runChooseUnit, runFitUnit, runRoundUnit, runScoreUnit } from '../../src/training/run/job-parts.js';
+import { seriesPlan } from '../../src/training/panel/panel.js';
+import { predict } from '../../src/training/run/predict.js';
+import { mulberry32 } from '../../src/training/core/prng.js';
+import type { PanelState } from '../../src/training/panel/panel-predict.js';
+import type { ColumnSpec, TrainedModelV2, TrainingInput, TrainingResult } from '../../src/training/core/types.js';
 
 const num = (name: string, role: ColumnSpec['role'] = 'input'): ColumnSpec => ({ name, role, kind: 'numeric' });
 const text = (name: string, role: ColumnSpec['role'] = 'input'): ColumnSpec => ({ name, role, kind: 'categorical' });

@@ -5,7 +5,7 @@ import { toGrid } from '../../src/training/models/closed-forms.js';
 import { coefficientsOf, fitOnce, minRootModulus } from '../../src/training/models/sarima-fit.js';
 import { aiccOf, chooseDifferencing, kpss, seasonalStrength } from '../../src/training/models/sarima-search.js';
 import { sarimaFamily, type SarimaState } from '../../src/training/models/sarima.js';
-import { mulberry32 } from '../../src/training/prng.js';
+import { mulberry32 } from '../../src/training/core/prng.js';
 
 const PATTERN = [5, 3, 0, -2, -4, -6, -3, 0, 2, 4, 6, 8];
 

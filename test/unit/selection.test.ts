@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import type { Backtest } from '../../src/training/backtest.js';
-import { trainModel } from '../../src/training/engine.js';
-import type { EngineState } from '../../src/training/forecaster.js';
+import type { Backtest } from '../../src/training/selection/backtest.js';
+import { trainModel } from '../../src/training/run/engine.js';
+import type { EngineState } from '../../src/training/series/forecaster.js';
 import type { FitRows, ModelFamily } from '../../src/training/models/model.js';
 import { naiveFamilies } from '../../src/training/models/naive.js';
-import { predict } from '../../src/training/predict.js';
-import { mulberry32 } from '../../src/training/prng.js';
-import { choosePanel, type SeriesScores } from '../../src/training/panel-part.js';
+import { predict } from '../../src/training/run/predict.js';
+import { mulberry32 } from '../../src/training/core/prng.js';
+import { choosePanel, type SeriesScores } from '../../src/training/panel/panel-part.js';
 import { differencedFamily, kpssDifferences } from '../../src/training/models/differenced.js';
 import { differencedArFamily } from '../../src/training/models/differenced-ar.js';
-import { chooseWinner, pooledWinner, pooledWinners, splitActuals, splitsError, type Scored } from '../../src/training/selection.js';
-import type { TrainedModelV2 } from '../../src/training/types.js';
+import { chooseWinner, pooledWinner, pooledWinners, splitActuals, splitsError, type Scored } from '../../src/training/selection/selection.js';
+import type { TrainedModelV2 } from '../../src/training/core/types.js';
 import { rowsOf, seasonContext } from './family-support.js';
 
 /** One window of four rows, all 0: each candidate's backtest error is its mean absolute prediction. */

@@ -14,14 +14,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { trainModel } from '../../src/training/engine.js';
-import { featureNames, type FeatureSpaceState } from '../../src/training/features.js';
-import type { EngineState } from '../../src/training/forecaster.js';
+import { trainModel } from '../../src/training/run/engine.js';
+import { featureNames, type FeatureSpaceState } from '../../src/training/core/features.js';
+import type { EngineState } from '../../src/training/series/forecaster.js';
 import { linearFamily } from '../../src/training/models/linear.js';
-import { predict } from '../../src/training/predict.js';
-import { analyse } from '../../src/training/series.js';
-import { forecastSeries } from '../../src/training/series-run.js';
-import type { ColumnSpec, TrainedModel, TrainingInput, TrainingResult } from '../../src/training/types.js';
+import { predict } from '../../src/training/run/predict.js';
+import { analyse } from '../../src/training/core/series.js';
+import { forecastSeries } from '../../src/training/series/series-run.js';
+import type { ColumnSpec, TrainedModel, TrainingInput, TrainingResult } from '../../src/training/core/types.js';
 import { VEGA_DATA } from '../support/industries.js';
 
 const OUTPUT = 'transportation_and_warehousing';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { rowsOf, seasonContext } from './family-support.js';
 import { fitTheta, isSeasonal, thetaFamily, thetaForecast } from '../../src/training/models/theta.js';
-import { mulberry32 } from '../../src/training/prng.js';
+import { mulberry32 } from '../../src/training/core/prng.js';
 
 const random = mulberry32(5);
 const gauss = () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { threadCpuSeconds } from '../../src/training/thread-cpu.js';
+import { threadCpuSeconds } from '../../src/training/run/thread-cpu.js';
 
 /** A job's consumption record counts the training thread's CPU, not its wall time (thread-cpu.ts). */
 describe('threadCpuSeconds', () => {

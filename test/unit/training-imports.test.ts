@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { FAMILIES } from '../../src/training/models/candidates.js';
 
 /**
- * The engine's house (issue 28): src/training is a pure engine. It reaches outside its folder only for node
+ * The engine's house: src/training is a pure engine. It reaches outside its folder only for node
  * builtins, packages and the generic thread helper, never for the service side (domain, db, http, api,
  * config, observability), and its own import graph has no circle, so every arrow points down.
  *
@@ -106,6 +106,39 @@ function trainingGraph(): { graph: Map<string, string[]>; forbidden: string[] } 
   return { graph, forbidden };
 }
 
+/**
+ * The engine's layers, top to bottom: the entry (index.ts, at the root), what runs a job, many series, one series,
+ * the choice among candidates, the families, the legacy network (below the families: the network family builds
+ * the same brain.js network), the shared statistics, and the vocabulary every layer speaks. A module imports only
+ * from its own folder or one below, so a folder can be read knowing only what is under it.
+ */
+const LAYERS = ['', 'run', 'panel', 'series', 'selection', 'models', 'legacy', 'core'];
+
+/** The layer folder of an engine module ('' for a file at the root), e.g. 'series' of 'series/series-run.ts'. */
+const layerOf = (module: string) => (module.includes('/') ? module.slice(0, module.indexOf('/')) : '');
+
+/** Arrows that point up the layer order, and modules in a folder the order does not list. */
+function layerBreaches(graph: Map<string, string[]>, layers: readonly string[]): string[] {
+  const rank = (module: string) => layers.indexOf(layerOf(module));
+  const breaches: string[] = [];
+  for (const [module, targets] of graph) {
+    if (rank(module) < 0) {
+      breaches.push(`${module} is in no listed layer`);
+      continue;
+    }
+    for (const target of targets) if (rank(target) < rank(module)) breaches.push(`${module} imports ${target}`);
+  }
+  return breaches.sort();
+}
+
+/** Specifiers of a service-side file that reach into the engine past its entry (index.ts). */
+function pastTheEntry(file: string, specifiers: string[]): string[] {
+  return specifiers.filter((specifier) => {
+    const target = resolveRelative(file, specifier);
+    return target !== null && target.startsWith(training + sep) && target !== join(training, 'index.ts');
+  });
+}
+
 describe('the import walker (known answers, so the checks below cannot pass vacuously)', () => {
   it('reads static, type-only, re-export, side-effect and dynamic imports, across lines', () => {
     const text = [
@@ -126,7 +159,7 @@ describe('the import walker (known answers, so the checks below cannot pass vacu
 
   it('lets builtins, packages, the engine itself and the thread helper through, and nothing else', () => {
     const file = join(training, 'models', 'x.ts');
-    const specifiers = ['node:fs', 'path', 'brain.js', '@bsull/augurs', '../dates.js', './model.js', '../../workers-support.js',
+    const specifiers = ['node:fs', 'path', 'brain.js', '@bsull/augurs', '../core/dates.js', './model.js', '../../workers-support.js',
       '../../domain/jobs/jobs.service.js', '../../config.js', '../../db/database.js', '../../spool-files.js'];
     expect(forbiddenImports(file, specifiers)).toEqual([
       '../../domain/jobs/jobs.service.js', '../../config.js', '../../db/database.js', '../../spool-files.js',
@@ -138,15 +171,35 @@ describe('the import walker (known answers, so the checks below cannot pass vacu
     expect(circlesOf(tangled)).toEqual([['a', 'b', 'c'], ['e', 'f'], ['g']]);
     expect(circlesOf(new Map([['a', ['b', 'c']], ['b', ['c']], ['c', []]]))).toEqual([]);
   });
+
+  it('finds an arrow up the layers and a module in no layer, and lets arrows down and sideways through', () => {
+    const layers = ['', 'run', 'series', 'core'];
+    const graph = new Map([
+      ['index.ts', ['run/engine.ts']],
+      ['run/engine.ts', ['series/series-run.ts', 'run/pool.ts', 'core/types.ts']],
+      ['run/pool.ts', []],
+      ['series/series-run.ts', ['core/types.ts', 'run/pool.ts']],
+      ['core/types.ts', ['index.ts']],
+      ['extra/x.ts', ['core/types.ts']],
+    ]);
+    expect(layerBreaches(graph, layers)).toEqual(['core/types.ts imports index.ts', 'extra/x.ts is in no listed layer', 'series/series-run.ts imports run/pool.ts']);
+    expect(layerOf('index.ts')).toBe('');
+    expect(layerOf('models/stl.ts')).toBe('models');
+  });
+
+  it('tells the entry from the inside of the engine, for the service side', () => {
+    const file = join(root, 'src', 'domain', 'jobs', 'x.ts');
+    expect(pastTheEntry(file, ['../../training/index.js', '../../training/run/pool.js', '../../db/database.js', 'piscina'])).toEqual(['../../training/run/pool.js']);
+  });
 });
 
 describe('src/training is a pure engine', () => {
   const { graph, forbidden } = trainingGraph();
 
   it('walks the whole engine', () => {
-    expect(graph.has('engine.ts')).toBe(true);
+    expect(graph.has('run/engine.ts')).toBe(true);
     expect(graph.has('models/model.ts')).toBe(true);
-    expect(graph.get('engine.ts')?.length).toBeGreaterThan(3);
+    expect(graph.get('run/engine.ts')?.length).toBeGreaterThan(3);
   });
 
   it('imports nothing outside src/training but builtins, packages and ../workers-support.js', () => {
@@ -155,6 +208,23 @@ describe('src/training is a pure engine', () => {
 
   it('has no import circle', () => {
     expect(circlesOf(graph)).toEqual([]);
+  });
+
+  it('imports only from its own layer or one below', () => {
+    expect(layerBreaches(graph, LAYERS)).toEqual([]);
+  });
+
+  it('has every layer the order lists (a renamed folder is renamed in the order too)', () => {
+    expect(LAYERS.filter((layer) => ![...graph.keys()].some((module) => layerOf(module) === layer))).toEqual([]);
+  });
+});
+
+describe('the service side reaches the engine only through its entry', () => {
+  it('imports src/training/index.ts and nothing inside it', () => {
+    const inside = sourceFiles(join(root, 'src'))
+      .filter((file) => !file.startsWith(training + sep))
+      .flatMap((file) => pastTheEntry(file, specifiersOf(readFileSync(file, 'utf8'))).map((specifier) => `${relative(root, file)} imports ${specifier}`));
+    expect(inside).toEqual([]);
   });
 });
 

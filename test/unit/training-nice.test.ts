@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTrainingPool, type TrainingPool } from '../../src/training/pool.js';
-import type { TrainingInput } from '../../src/training/types.js';
+import { createTrainingPool, type TrainingPool } from '../../src/training/run/pool.js';
+import type { TrainingInput } from '../../src/training/core/types.js';
 
 /** Nice value of every thread of this process, by thread id (/proc/self/task/<tid>/stat, field 19). */
 function threadNices(): Map<number, number> {

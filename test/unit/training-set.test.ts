@@ -5,9 +5,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SETS, toCsv } from '../../bench/forecast/datasets.js';
 import { openPGlite } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrator.js';
-import { loadTrainingSet, rowsThatFit, type TrainingLimits } from '../../src/training/training-set.js';
-import { trainModel } from '../../src/training/engine.js';
-import { TrainingError, type ColumnSpec } from '../../src/training/types.js';
+import { loadTrainingSet, rowsThatFit, type TrainingLimits } from '../../src/training/run/training-set.js';
+import { trainModel } from '../../src/training/run/engine.js';
+import { TrainingError, type ColumnSpec } from '../../src/training/core/types.js';
 import { CURRENT, createTestContext, form, multipart } from '../support/helper.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'training-set-'));

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTrainingPool, type TrainingPool } from '../../src/training/pool.js';
+import { createTrainingPool, type TrainingPool } from '../../src/training/run/pool.js';
 
 /** This process's thread ids (/proc/self/task): a training thread is one of them while it lives. */
 const threadIds = () => new Set(readdirSync('/proc/self/task').map(Number));

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTrainingPool, type TrainingPool } from '../../src/training/pool.js';
-import { predict, adjustForecast } from '../../src/training/predict.js';
-import { trainModel } from '../../src/training/engine.js';
-import { mulberry32 } from '../../src/training/prng.js';
+import { createTrainingPool, type TrainingPool } from '../../src/training/run/pool.js';
+import { predict, adjustForecast } from '../../src/training/run/predict.js';
+import { trainModel } from '../../src/training/run/engine.js';
+import { mulberry32 } from '../../src/training/core/prng.js';
 import {
   TrainingError,
   type ColumnSpec,
   type TrainingInput,
   type TrainingProgress,
   type TrainingResult,
-} from '../../src/training/types.js';
+} from '../../src/training/core/types.js';
 
 const SEASON = [5, 3, 0, -2, -4, -6, -3, 0, 2, 4, 6, 8];
 const STORE_EFFECT: Record<string, number> = { A: 4, B: 0, C: -3 };

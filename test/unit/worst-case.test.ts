@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { Backtest } from '../../src/training/backtest.js';
-import { CLEAR_SHARE, weighEvidence } from '../../src/training/evidence.js';
+import type { Backtest } from '../../src/training/selection/backtest.js';
+import { CLEAR_SHARE, weighEvidence } from '../../src/training/series/evidence.js';
 import type { FitRows, FittedModel, ModelFamily, SeriesInfo } from '../../src/training/models/model.js';
-import { guardedFinalFit, implausiblePath } from '../../src/training/path-guard.js';
-import { chooseWinner, type Scored, type Winner } from '../../src/training/selection.js';
+import { guardedFinalFit, implausiblePath } from '../../src/training/series/path-guard.js';
+import { chooseWinner, type Scored, type Winner } from '../../src/training/selection/selection.js';
 
 describe('the path guard: a forecast that cannot be right', () => {
   const rising = [100, 110, 121, 133, 146];

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { ColumnKind, ColumnRole, DatePart } from '../../training/types.js';
+import type { ColumnKind, ColumnRole, DatePart } from '../../training/index.js';
 
 export type DatasetKind = 'input' | 'output';
 // The column vocabulary is the training engine's: a dataset's roles are what it trains on.

@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { SelectionReport } from '../../training/types.js';
+import type { SelectionReport } from '../../training/index.js';
 
 /** Training status: 0 Created, 1 Training, 2 Trained, 3 Failed. */
 export type TrainingStatus = 0 | 1 | 2 | 3;

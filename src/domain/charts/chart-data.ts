@@ -1,5 +1,4 @@
-import { detectDateFormat, parseDate, wholeDateFormat, withDateCache, type PartValues } from '../../training/dates.js';
-import type { DatePart } from '../../training/types.js';
+import { detectDateFormat, parseDate, wholeDateFormat, withDateCache, type DatePart, type PartValues } from '../../training/index.js';
 
 /**
  * What one chart panel draws, read from a job's rows: pure functions, no database, no rendering.

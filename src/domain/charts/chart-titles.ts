@@ -1,4 +1,4 @@
-import type { OutputSelection, PanelReport, PanelSeriesReport, SelectionReport } from '../../training/types.js';
+import type { OutputSelection, PanelReport, PanelSeriesReport, SelectionReport } from '../../training/index.js';
 import { score } from '../jobs/explanation.js';
 import { seriesParam, type ColumnInfo, type PanelColumn, type PanelData, type SeriesKey } from './chart-data.js';
 import { CHART_MAX_FORECAST_ROWS, MAX_SERIES_PANELS, type ChartQuery } from './chart-query.js';

@@ -1,5 +1,5 @@
 import type { TopLevelSpec } from 'vega-lite';
-import type { SelectionReport } from '../../training/types.js';
+import type { SelectionReport } from '../../training/index.js';
 import type { Caller } from '../caller.js';
 import type { DataService } from '../data/data.service.js';
 import { Errors, isAppError } from '../errors.js';

@@ -1,5 +1,5 @@
 import type { TopLevelSpec } from 'vega-lite';
-import type { PanelReport } from '../../training/types.js';
+import type { PanelReport } from '../../training/index.js';
 import { Errors } from '../errors.js';
 import {
   classPanel,

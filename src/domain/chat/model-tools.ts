@@ -1,5 +1,5 @@
 import type { LlmTool, LlmToolCall } from '../../llm/provider.js';
-import type { PanelReport, SelectionReport } from '../../training/types.js';
+import type { PanelReport, SelectionReport } from '../../training/index.js';
 import type { Caller } from '../caller.js';
 import { keyOf, parseSeriesList, pickSeries, seriesParam, type SeriesKey } from '../charts/chart-data.js';
 import type { DataService } from '../data/data.service.js';

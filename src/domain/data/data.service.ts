@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { Duration } from 'luxon';
 import type { Database } from '../../db/schema.js';
 import { INTERVAL_BOUNDS, type DataDatePart, type DatasetColumn, type DatasetKind } from '../../db/tables/data.js';
-import type { ForecastInterval } from '../../training/types.js';
+import type { ForecastInterval } from '../../training/index.js';
 import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
 import { mayReach } from '../shared/access.js';

@@ -1,4 +1,4 @@
-import type { CandidateScore, OutputSelection, SelectionReport } from '../../training/types.js';
+import type { CandidateScore, OutputSelection, SelectionReport } from '../../training/index.js';
 
 /** Errors with four significant digits: enough to compare candidates, short enough to read. */
 const figure = (n: number) => String(Number(n.toPrecision(4)));

@@ -1,6 +1,6 @@
 import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { SelectionReport } from '../../training/types.js';
+import type { SelectionReport } from '../../training/index.js';
 import { STAT_STATUS } from '../model-records/stat-status.js';
 import { TRAINING_STATUS } from '../trainings/training-status.js';
 import { JOB_STATUS } from './job-status.js';

@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { TrainingSetReport } from '../../training/training-set.js';
-import type { TrainingResult } from '../../training/types.js';
+import type { TrainingResult, TrainingSetReport } from '../../training/index.js';
 import type { ConsumptionsService } from '../consumptions/consumptions.service.js';
 import type { DataService } from '../data/data.service.js';
 import { STAT_STATUS } from '../model-records/stat-status.js';

@@ -1,4 +1,4 @@
-import type { TrainingParams } from '../../training/types.js';
+import type { TrainingParams } from '../../training/index.js';
 import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
 import type { Clock } from '../ports.js';

@@ -1,5 +1,4 @@
-import { modelColumns } from '../../training/model-columns.js';
-import type { ForecastInterval, TrainedModel } from '../../training/types.js';
+import { modelColumns, type ForecastInterval, type TrainedModel } from '../../training/index.js';
 import type { Caller } from '../caller.js';
 import { Errors } from '../errors.js';
 import { requireJob, requireTraining, type OwnedJob, type OwnershipLookups } from '../shared/access.js';
@@ -78,7 +77,7 @@ export function createForecastsService(deps: { networks: NetworksService; lookup
       const asked = [...Object.keys(cells), ...outputs];
       // The engine (brain.js, trees, matrices: a third of the API's module loading) loads with the first
       // forecast, not at every start (so the service starts in seconds: docs/benchmarks.md, first start).
-      const [{ predictWithIntervals }, { isTrainingError }] = await Promise.all([import('../../training/predict.js'), import('../../training/types.js')]);
+      const { predictWithIntervals, isTrainingError } = await import('../../training/index.js');
       let predicted: ReturnType<typeof predictWithIntervals>;
       try {
         predicted = predictWithIntervals(model, asked, [cells]);

@@ -10,7 +10,7 @@
  * Bounded cost: at most MAX_TREE_ROWS fit rows (an evenly spaced subset, as the forest), ROUNDS rounds of depth
  * DEPTH; the stored state is the trees as flat arrays.
  */
-import { mulberry32, shuffleInPlace } from '../prng.js';
+import { mulberry32, shuffleInPlace } from '../core/prng.js';
 import type { FittedModel, ModelFamily, PredictRows } from './model.js';
 import { appliesToTables, MAX_TREE_ROWS, treeFitRows } from './tree-rows.js';
 

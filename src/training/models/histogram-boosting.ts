@@ -20,7 +20,7 @@
  * Missing values (NaN) fall in bin 0, below every number, so a split can send them left with the small
  * values or alone; the global model uses that for lags before a series' start.
  */
-import { mulberry32 } from '../prng.js';
+import { mulberry32 } from '../core/prng.js';
 
 export interface HistogramBoostingOptions {
   rounds: number;

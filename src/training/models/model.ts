@@ -6,7 +6,7 @@
  * Families never see CSV cells, dates or HTTP: only numbers the engine prepared. They must be deterministic
  * for a given `ctx.seed` (no Math.random), synchronous, and JSON-safe in their `state`.
  */
-import type { Frequency } from '../dates.js';
+import type { Frequency } from '../core/dates.js';
 
 export type OutputKind = 'numeric' | 'categorical';
 

@@ -29,9 +29,9 @@
  * refit), with at least MIN_EPOCHS and at most ctx.params.epochs epochs per network; cost() is derived from it.
  */
 import brain from 'brain.js';
-import { ACTIVATION } from '../encoder.js';
-import { ERROR_THRESH, hiddenLayerWidth, loadNetwork, MAX_HIDDEN_LAYERS, MOMENTUM, SAMPLE_EPOCH_BUDGET, type NetworkLike } from '../brain-network.js';
-import { mulberry32, shuffleInPlace, withSeededRandom } from '../prng.js';
+import { ACTIVATION } from '../core/encoder.js';
+import { ERROR_THRESH, hiddenLayerWidth, loadNetwork, MAX_HIDDEN_LAYERS, MOMENTUM, SAMPLE_EPOCH_BUDGET, type NetworkLike } from '../legacy/brain-network.js';
+import { mulberry32, shuffleInPlace, withSeededRandom } from '../core/prng.js';
 import type { FamilyParams, FitContext, FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
 
 export const MIN_EPOCHS = 5;

@@ -18,20 +18,20 @@
  * baseline figures are those of the best naive family on the same rows.
  */
 import { createHash } from 'node:crypto';
-import { withDateCache } from './dates.js';
-import { trainNetworkOnly } from './legacy.js';
-import { detectKeys, planPanel, runPlannedPanel, seriesPlan, type PlannedPanel } from './panel.js';
-import { ProgressReporter, type EngineHooks } from './progress.js';
-import { analyse, type Analysis } from './series.js';
-import { forecastSeries } from './series-run.js';
-import type { TrainingInput, TrainingResult } from './types.js';
+import { withDateCache } from '../core/dates.js';
+import { trainNetworkOnly } from '../legacy/legacy.js';
+import { detectKeys, planPanel, runPlannedPanel, seriesPlan, type PlannedPanel } from '../panel/panel.js';
+import { ProgressReporter, type EngineHooks } from '../core/progress.js';
+import { analyse, type Analysis } from '../core/series.js';
+import { forecastSeries } from '../series/series-run.js';
+import type { TrainingInput, TrainingResult } from '../core/types.js';
 
-export { hiddenLayerWidth } from './brain-network.js';
-export { DEFAULT_LEARNING_RATE, hiddenLayerCount } from './legacy.js';
-export { MIN_KNOWN_ROWS } from './series.js';
-export type { EngineHooks } from './progress.js';
+export { hiddenLayerWidth } from '../legacy/brain-network.js';
+export { DEFAULT_LEARNING_RATE, hiddenLayerCount } from '../legacy/legacy.js';
+export { MIN_KNOWN_ROWS } from '../core/series.js';
+export type { EngineHooks } from '../core/progress.js';
 
-export { DEFAULT_EPOCHS } from './series-run.js';
+export { DEFAULT_EPOCHS } from '../series/series-run.js';
 
 export function trainModel(input: TrainingInput, hooks: EngineHooks = {}): TrainingResult {
   return (trainOrPlan(input, hooks, Infinity) as { kind: 'result'; result: TrainingResult }).result;

@@ -7,8 +7,8 @@
  * judged against what the history allows, member by member and combined, and a candidate that fails is replaced
  * by the next choice among the rest, whatever its backtest said.
  */
-import type { FittedModel, ModelFamily, PredictRows } from './models/model.js';
-import { combineRow, type Winner } from './selection.js';
+import type { FittedModel, ModelFamily, PredictRows } from '../models/model.js';
+import { combineRow, type Winner } from '../selection/selection.js';
 
 /**
  * How far past the history's own pace a path may go: at k steps ahead, GROWTH_ALLOWANCE times the largest

@@ -15,16 +15,16 @@
  * A unit's answer depends only on its text and the earlier units' answers, never on where it ran: the output
  * is the same rows, in the same order, as a run of the whole job on one thread with the same seed.
  */
-import { withDateCache } from './dates.js';
+import { withDateCache } from '../core/dates.js';
 import { trainOrPlan } from './engine.js';
-import { runGlobalRound, type GlobalRoundRun } from './models/global.js';
-import { seriesPlan } from './panel.js';
-import { assemblePanel } from './panel-assembly.js';
-import { choosePanel, fitPanelPart, globalResult, scorePanelPart, type GlobalTask, type PanelChoice, type PanelPart, type PanelPlan, type SeriesOutcome, type SeriesScores } from './panel-part.js';
-import { ProgressReporter, type EngineHooks } from './progress.js';
-import { WorkMeter } from './series-run.js';
-import type { SelectionOptions } from './selection.js';
-import type { TrainingInput, TrainingResult } from './types.js';
+import { runGlobalRound, type GlobalRoundRun } from '../models/global.js';
+import { seriesPlan } from '../panel/panel.js';
+import { assemblePanel } from '../panel/panel-assembly.js';
+import { choosePanel, fitPanelPart, globalResult, scorePanelPart, type GlobalTask, type PanelChoice, type PanelPart, type PanelPlan, type SeriesOutcome, type SeriesScores } from '../panel/panel-part.js';
+import { ProgressReporter, type EngineHooks } from '../core/progress.js';
+import { WorkMeter } from '../series/series-run.js';
+import type { SelectionOptions } from '../selection/selection.js';
+import type { TrainingInput, TrainingResult } from '../core/types.js';
 
 /** A job cut into units: the plan and global task stored once, the parts with their work units. */
 export interface JobInParts {

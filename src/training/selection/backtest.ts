@@ -6,7 +6,7 @@
  * window of the full horizon, the window shrinks (a quarter of the rows, then one step).
  * Tabular data: FOLDS-fold cross-validation over a seeded permutation (the row order carries no meaning).
  */
-import { mulberry32, shuffleInPlace } from './prng.js';
+import { mulberry32, shuffleInPlace } from '../core/prng.js';
 
 export const WINDOWS = 3;
 export const FOLDS = 5;

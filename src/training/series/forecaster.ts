@@ -9,16 +9,16 @@
  * stored with the model, at the row's time minus its lag, never from the row's own cells.
  */
 import { DateTime } from 'luxon';
-import { dateFromParts, parseDate, stepsBetween, type Frequency } from './dates.js';
-import { readPart, type CellReader } from './encoder.js';
-import { featuresOf, type FeatureSpaceState } from './features.js';
-import { widthAt, type IntervalWidths } from './intervals.js';
-import { familyNamed } from './models/candidates.js';
-import type { FittedModel, OutputKind, PredictRows } from './models/model.js';
-import { adjustForecast } from './postprocess.js';
-import { combineRow } from './selection.js';
-import { TrainingError, type DatePart, type ForecastInterval, type TrainingParams } from './types.js';
-import { formatNumber, isEmptyCell } from './values.js';
+import { dateFromParts, parseDate, stepsBetween, type Frequency } from '../core/dates.js';
+import { readPart, type CellReader } from '../core/encoder.js';
+import { featuresOf, type FeatureSpaceState } from '../core/features.js';
+import { widthAt, type IntervalWidths } from '../selection/intervals.js';
+import { familyNamed } from '../models/candidates.js';
+import type { FittedModel, OutputKind, PredictRows } from '../models/model.js';
+import { adjustForecast } from '../core/postprocess.js';
+import { combineRow } from '../selection/selection.js';
+import { TrainingError, type DatePart, type ForecastInterval, type TrainingParams } from '../core/types.js';
+import { formatNumber, isEmptyCell } from '../core/values.js';
 
 export interface SeriesState {
   timeOrdered: boolean;

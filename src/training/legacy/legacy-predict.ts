@@ -10,10 +10,10 @@ import {
   type CellReader,
   type EncoderState,
   type OutputValue,
-} from './encoder.js';
-import { adjustForecast } from './postprocess.js';
-import { TrainingError, type TrainedModel, type TrainedModelV1 } from './types.js';
-import { formatNumber } from './values.js';
+} from '../core/encoder.js';
+import { adjustForecast } from '../core/postprocess.js';
+import { TrainingError, type TrainedModel, type TrainedModelV1 } from '../core/types.js';
+import { formatNumber } from '../core/values.js';
 
 export function asEncoderState(model: TrainedModel): EncoderState {
   const encoder = model.version === 1 ? (model.encoder as EncoderState | null) : null;

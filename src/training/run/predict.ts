@@ -3,11 +3,11 @@
  * on the main thread; the worker uses the very same function on the serialized model to produce
  * TrainingResult.forecasts, which is why a JSON round trip of the model reproduces them exactly.
  */
-import { predictRows, type EngineState, type PredictedRow } from './forecaster.js';
-import { predictLegacy, readersOf, type RowsIn } from './legacy-predict.js';
-import { isPanelState, predictPanel } from './panel-predict.js';
-import type { TrainedModel } from './types.js';
-export { adjustForecast } from './postprocess.js';
+import { predictRows, type EngineState, type PredictedRow } from '../series/forecaster.js';
+import { predictLegacy, readersOf, type RowsIn } from '../legacy/legacy-predict.js';
+import { isPanelState, predictPanel } from '../panel/panel-predict.js';
+import type { TrainedModel } from '../core/types.js';
+export { adjustForecast } from '../core/postprocess.js';
 
 /**
  * Predicts the output columns of `rows`. Rows are either arrays aligned with `header` or records keyed by

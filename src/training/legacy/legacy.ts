@@ -31,12 +31,12 @@ import {
   type CellReader,
   type EncoderState,
   type OutputValue,
-} from './encoder.js';
-import { mulberry32, shuffleInPlace, withSeededRandom } from './prng.js';
+} from '../core/encoder.js';
+import { mulberry32, shuffleInPlace, withSeededRandom } from '../core/prng.js';
 import { encodeRow, predictLegacy, readersOf, runEncoded, runRow } from './legacy-predict.js';
-import { ProgressReporter, type EngineHooks } from './progress.js';
-import { futureRows, invalid, type Analysis } from './series.js';
-import type { TrainedModel, TrainingInput, TrainingParams, TrainingResult } from './types.js';
+import { ProgressReporter, type EngineHooks } from '../core/progress.js';
+import { futureRows, invalid, type Analysis } from '../core/series.js';
+import type { TrainedModel, TrainingInput, TrainingParams, TrainingResult } from '../core/types.js';
 
 export const HOLDOUT_SHARE = 0.2;
 export const DEFAULT_LEARNING_RATE = 0.05;

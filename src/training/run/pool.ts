@@ -10,11 +10,11 @@
 import { availableParallelism } from 'node:os';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
-import { defaultYoungGenerationForNewThreads, resolveWorkerFile } from '../workers-support.js';
+import { defaultYoungGenerationForNewThreads, resolveWorkerFile } from '../../workers-support.js';
 import type { JobInParts } from './job-parts.js';
 import type { JobUnit, WorkerProgress, WorkerReply, WorkerTask } from './train.worker.js';
 import type { TrainingLimits, TrainingSetReport, TrainingSpool } from './training-set.js';
-import { TrainingError, type TrainingInput, type TrainingParams, type TrainingProgress, type TrainingResult } from './types.js';
+import { TrainingError, type TrainingInput, type TrainingParams, type TrainingProgress, type TrainingResult } from '../core/types.js';
 
 export interface TrainingRunOptions {
   signal?: AbortSignal;

@@ -18,12 +18,12 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
-import { PART_ORDER } from './dates.js';
-import { readPart } from './encoder.js';
-import { rowsPerSeries } from './panel.js';
-import { mulberry32 } from './prng.js';
-import { TrainingError, type ColumnSpec, type DatePart, type TrainingInput, type TrainingParams } from './types.js';
-import { isEmptyCell, parseNumber } from './values.js';
+import { PART_ORDER } from '../core/dates.js';
+import { readPart } from '../core/encoder.js';
+import { rowsPerSeries } from '../panel/panel.js';
+import { mulberry32 } from '../core/prng.js';
+import { TrainingError, type ColumnSpec, type DatePart, type TrainingInput, type TrainingParams } from '../core/types.js';
+import { isEmptyCell, parseNumber } from '../core/values.js';
 
 /** What the runner hands the training thread instead of the rows. */
 export interface TrainingSpool {

@@ -17,9 +17,9 @@
  * Which families are which, this file reads by name from their traits (models/model.ts FamilyTraits).
  */
 import type { Backtest } from './backtest.js';
-import type { FitContext, FitRows, ModelFamily, PredictRows, SeriesInfo } from './models/model.js';
-import { namesWhere } from './models/candidates.js';
-import { medianOf, NAIVE_NAMES } from './models/naive.js';
+import type { FitContext, FitRows, ModelFamily, PredictRows, SeriesInfo } from '../models/model.js';
+import { namesWhere } from '../models/candidates.js';
+import { medianOf, NAIVE_NAMES } from '../models/naive.js';
 
 export const MAX_COMBINED = 3;
 

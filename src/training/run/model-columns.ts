@@ -3,10 +3,10 @@
  * /forecasts.php checks the posted cells against them). The one reader of a model's internals besides
  * predict(), so no other module depends on a model version's layout.
  */
-import type { EncoderState } from './encoder.js';
-import type { EngineState } from './forecaster.js';
-import { isPanelState } from './panel-predict.js';
-import type { TrainedModel } from './types.js';
+import type { EncoderState } from '../core/encoder.js';
+import type { EngineState } from '../series/forecaster.js';
+import { isPanelState } from '../panel/panel-predict.js';
+import type { TrainedModel } from '../core/types.js';
 
 export interface ModelColumns {
   /** Input and date columns the model reads. */

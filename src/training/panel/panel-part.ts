@@ -8,14 +8,14 @@
  * result. Nothing here depends on where a step ran: a panel run on one thread goes through the same steps
  * (panel.ts runPlannedPanel), so the output is the same rows, in the same order, however the parts were spread.
  */
-import type { CellReader } from './encoder.js';
-import type { EngineState } from './forecaster.js';
-import { GLOBAL_FAMILY_NAME, precomputedGlobalFamily, type GlobalForecastState } from './models/global-forecast.js';
-import { describeGlobalRun, runGlobalRound, type GlobalRound, type GlobalRoundRun, type GlobalSeries } from './models/global.js';
-import type { ModelFamily } from './models/model.js';
-import { backtestError, pooledStructure, pooledWinner, splitActuals, type PooledOutput, type PooledStructure, type Scored, type SelectionOptions } from './selection.js';
-import { analyse, MIN_KNOWN_ROWS, type Analysis } from './series.js';
-import { acrossSeries, chooseWinners, finishSeries, naiveScale, outputRun, prepareSeries, scoreCandidates, WorkMeter, type OutputRun, type PreparedSeries, type ScoredRun, type SeriesPlan } from './series-run.js';
+import type { CellReader } from '../core/encoder.js';
+import type { EngineState } from '../series/forecaster.js';
+import { GLOBAL_FAMILY_NAME, precomputedGlobalFamily, type GlobalForecastState } from '../models/global-forecast.js';
+import { describeGlobalRun, runGlobalRound, type GlobalRound, type GlobalRoundRun, type GlobalSeries } from '../models/global.js';
+import type { ModelFamily } from '../models/model.js';
+import { backtestError, pooledStructure, pooledWinner, splitActuals, type PooledOutput, type PooledStructure, type Scored, type SelectionOptions } from '../selection/selection.js';
+import { analyse, MIN_KNOWN_ROWS, type Analysis } from '../core/series.js';
+import { acrossSeries, chooseWinners, finishSeries, naiveScale, outputRun, prepareSeries, scoreCandidates, WorkMeter, type OutputRun, type PreparedSeries, type ScoredRun, type SeriesPlan } from '../series/series-run.js';
 import {
   TrainingError,
   type ColumnSpec,
@@ -26,8 +26,8 @@ import {
   type TrainingInput,
   type TrainingParams,
   type TrainingResult,
-} from './types.js';
-import { isEmptyCell, parseNumber } from './values.js';
+} from '../core/types.js';
+import { isEmptyCell, parseNumber } from '../core/values.js';
 
 /** The global model across a panel's series, laid out (panel.ts globalTask): each round runs on its own. */
 export interface GlobalTask {

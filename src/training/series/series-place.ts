@@ -3,11 +3,11 @@
  * forecast (uploaded empty, or generated after the last known row), the horizon and the learnable periods.
  */
 import type { DateTime } from 'luxon';
-import { stepFrom } from './dates.js';
+import { stepFrom } from '../core/dates.js';
 import type { SeriesState } from './forecaster.js';
-import type { SeriesInfo } from './models/model.js';
-import { futureRows, timeIndex, type Analysis } from './series.js';
-import type { TrainingInput } from './types.js';
+import type { SeriesInfo } from '../models/model.js';
+import { futureRows, timeIndex, type Analysis } from '../core/series.js';
+import type { TrainingInput } from '../core/types.js';
 
 export interface Placement {
   series: SeriesState;

@@ -5,24 +5,24 @@
  * reports. forecastSeries runs the three; a panel's series score, then choose across the panel, then finish.
  */
 import { createHash } from 'node:crypto';
-import type { CellReader } from './encoder.js';
-import { featureNames, featuresOf, fitFeatureSpace, fitLaggedInputs, type FeatureSpaceState } from './features.js';
-import { kFold, rollingOrigin, WINDOWS, type Backtest } from './backtest.js';
+import type { CellReader } from '../core/encoder.js';
+import { featureNames, featuresOf, fitFeatureSpace, fitLaggedInputs, type FeatureSpaceState } from '../core/features.js';
+import { kFold, rollingOrigin, WINDOWS, type Backtest } from '../selection/backtest.js';
 import { familyRows, predictRows, type EngineState, type OutputState, type RowToPredict } from './forecaster.js';
-import { errorsByStep, heldOutCoverage, intervalWidths } from './intervals.js';
-import { hiddenLayerWidth } from './brain-network.js';
-import { DEFAULT_DEVIATION_TARGET, DEFAULT_LEARNING_RATE, hiddenLayerCount } from './legacy.js';
-import { familiesFor } from './models/candidates.js';
-import { aboveZero, longestPeriod, type FamilyParams, type FitRows, type FittedModel, type ModelFamily, type PredictRows, type SeriesInfo } from './models/model.js';
+import { errorsByStep, heldOutCoverage, intervalWidths } from '../selection/intervals.js';
+import { hiddenLayerWidth } from '../legacy/brain-network.js';
+import { DEFAULT_DEVIATION_TARGET, DEFAULT_LEARNING_RATE, hiddenLayerCount } from '../legacy/legacy.js';
+import { familiesFor } from '../models/candidates.js';
+import { aboveZero, longestPeriod, type FamilyParams, type FitRows, type FittedModel, type ModelFamily, type PredictRows, type SeriesInfo } from '../models/model.js';
 import { weighEvidence } from './evidence.js';
 import { guardedFinalFit, implausiblePath, type FinalMember } from './path-guard.js';
-import { ProgressReporter, type EngineHooks } from './progress.js';
-import { chooseWinner, POOLED_ONLY, pooledWinners, scoreFamilies, splitActuals, type Scored, type SelectionOptions, type Winner } from './selection.js';
-import { invalid, type Analysis } from './series.js';
+import { ProgressReporter, type EngineHooks } from '../core/progress.js';
+import { chooseWinner, POOLED_ONLY, pooledWinners, scoreFamilies, splitActuals, type Scored, type SelectionOptions, type Winner } from '../selection/selection.js';
+import { invalid, type Analysis } from '../core/series.js';
 import { place, type Placement } from './series-place.js';
 import { metricsOf, notesOf, selectionOf, successRateOf, windowErrorsOf, type OutputRun } from './series-report.js';
-import type { ColumnSpec, TrainedModelV2, TrainingInput, TrainingParams, TrainingResult } from './types.js';
-import { countDecimals, parseNumber } from './values.js';
+import type { ColumnSpec, TrainedModelV2, TrainingInput, TrainingParams, TrainingResult } from '../core/types.js';
+import { countDecimals, parseNumber } from '../core/values.js';
 
 /** Default epoch cap of a network fit (brain `iterations`), as the legacy engine's budget. */
 export const DEFAULT_EPOCHS = 2000;

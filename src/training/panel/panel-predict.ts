@@ -2,8 +2,8 @@
  * The stored form of a panel's model (issue 33, panel.ts) and its predictor: one engine state per series,
  * found by the row's key cells, so POST /forecasts.php predicts each posted row with its own series' model.
  */
-import { predictRows, type EngineState, type PredictedRow, type RowToPredict } from './forecaster.js';
-import { TrainingError, type TrainingParams } from './types.js';
+import { predictRows, type EngineState, type PredictedRow, type RowToPredict } from '../series/forecaster.js';
+import { TrainingError, type TrainingParams } from '../core/types.js';
 
 /** The stored model of a panel: one engine state per series, found by its key. */
 export interface PanelState {

@@ -12,7 +12,7 @@ import { PLANNING_READ_SHARE, trainModel } from './engine.js';
 import { assembleUnit, planTraining, runChooseUnit, runFitUnit, runRoundUnit, runScoreUnit, type JobInParts } from './job-parts.js';
 import { threadCpuSeconds } from './thread-cpu.js';
 import { loadTrainingSet, type TrainingLimits, type TrainingSetReport, type TrainingSpool } from './training-set.js';
-import { TrainingError, type TrainingErrorCode, type TrainingInput, type TrainingParams, type TrainingProgress, type TrainingResult } from './types.js';
+import { TrainingError, type TrainingErrorCode, type TrainingInput, type TrainingParams, type TrainingProgress, type TrainingResult } from '../core/types.js';
 
 /**
  * A unit of a job in parts (issue 34, job-parts.ts): a round of the global model, a part's series scored, the

@@ -2,13 +2,13 @@
  * What a finished series reports (series-run.ts finishSeries): each output's selection, the backtest figures of
  * the winners, the success rate and the notes on the time axis, read from the runs as they were answered.
  */
-import type { Backtest } from './backtest.js';
-import { laggedName, type FeatureSpaceState } from './features.js';
-import type { WindowErrors } from './intervals.js';
-import type { FitRows, ModelFamily, SeriesInfo } from './models/model.js';
-import { bestNaive, type Scored, type Winner } from './selection.js';
-import type { Analysis } from './series.js';
-import type { OutputSelection, TrainingResult } from './types.js';
+import type { Backtest } from '../selection/backtest.js';
+import { laggedName, type FeatureSpaceState } from '../core/features.js';
+import type { WindowErrors } from '../selection/intervals.js';
+import type { FitRows, ModelFamily, SeriesInfo } from '../models/model.js';
+import { bestNaive, type Scored, type Winner } from '../selection/selection.js';
+import type { Analysis } from '../core/series.js';
+import type { OutputSelection, TrainingResult } from '../core/types.js';
 
 export interface OutputRun {
   column: string;

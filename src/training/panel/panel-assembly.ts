@@ -2,11 +2,11 @@
  * A panel's one result (job-parts.ts's assembly unit): every series' outcome (panel-part.ts fitPanelPart) put back
  * in upload order, with the panel's stored model and its report across series.
  */
-import { NAIVE_NAMES } from './models/naive.js';
+import { NAIVE_NAMES } from '../models/naive.js';
 import type { PanelPlan, RunSummary, SeriesOutcome } from './panel-part.js';
 import type { PanelSeriesState, PanelState } from './panel-predict.js';
-import { MIN_KNOWN_ROWS } from './series.js';
-import type { OutputSelection, PanelReport, PanelSeriesReport, TrainedModelV2, TrainingResult } from './types.js';
+import { MIN_KNOWN_ROWS } from '../core/series.js';
+import type { OutputSelection, PanelReport, PanelSeriesReport, TrainedModelV2, TrainingResult } from '../core/types.js';
 
 /** Series listed one by one in the report; the counts cover all of them. */
 const MAX_LISTED_SERIES = 1_000;

@@ -17,9 +17,9 @@
  * thread or process (issue 34).
  */
 import { DateTime } from 'luxon';
-import { WorkMeter, type FamilyChoice, type PreparedSeries, type SeriesPlan } from './series-run.js';
-import type { CellReader } from './encoder.js';
-import { timeOf, type SeriesState } from './forecaster.js';
+import { WorkMeter, type FamilyChoice, type PreparedSeries, type SeriesPlan } from '../series/series-run.js';
+import type { CellReader } from '../core/encoder.js';
+import { timeOf, type SeriesState } from '../series/forecaster.js';
 import { keyOf } from './panel-predict.js';
 import { assemblePanel } from './panel-assembly.js';
 import {
@@ -39,13 +39,13 @@ import {
   type SeriesOutcome,
   type SeriesScores,
 } from './panel-part.js';
-import { familiesFor } from './models/candidates.js';
-import type { GlobalRound, GlobalSeries } from './models/global.js';
-import type { ModelFamily, SeriesInfo } from './models/model.js';
-import type { EngineHooks } from './progress.js';
-import type { Analysis } from './series.js';
-import type { PanelReport, TrainingInput, TrainingResult } from './types.js';
-import { parseNumber } from './values.js';
+import { familiesFor } from '../models/candidates.js';
+import type { GlobalRound, GlobalSeries } from '../models/global.js';
+import type { ModelFamily, SeriesInfo } from '../models/model.js';
+import type { EngineHooks } from '../core/progress.js';
+import type { Analysis } from '../core/series.js';
+import type { PanelReport, TrainingInput, TrainingResult } from '../core/types.js';
+import { parseNumber } from '../core/values.js';
 
 /** Candidate key columns tried in pairs when no single one names the series (the fewest distinct values first). */
 const MAX_PAIR_CANDIDATES = 6;

@@ -12,11 +12,11 @@
  * Measured on 66 real yearly and quarterly series from npm packages at three origins each (bench/forecast/short.ts),
  * the rule chosen on the tune half and checked on the test half (docs/benchmarks.md, short).
  */
-import type { Backtest } from './backtest.js';
-import type { Frequency } from './dates.js';
-import { describesDampedTrend } from './models/ets.js';
-import type { FitRows, SeriesInfo } from './models/model.js';
-import { ONE_ROW, splitActuals, splitsError, type Scored, type Winner } from './selection.js';
+import type { Backtest } from '../selection/backtest.js';
+import type { Frequency } from '../core/dates.js';
+import { describesDampedTrend } from '../models/ets.js';
+import type { FitRows, SeriesInfo } from '../models/model.js';
+import { ONE_ROW, splitActuals, splitsError, type Scored, type Winner } from '../selection/selection.js';
 
 const WEAK_EVIDENCE_FREQUENCIES = new Set<Frequency>(['annual', 'quarterly']);
 
