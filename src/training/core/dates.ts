@@ -110,8 +110,8 @@ const DATE_LIKE = /^\d{1,4}[-/.]\d{1,2}([-/.]\d{1,4})?([ T]\d{1,2}:\d{2}(:\d{2}(
 /**
  * The format of a column of whole dates that arrived as text (`timestamp` = `2000-06-05 00:30:00`): every
  * non-empty cell must read with one format; null otherwise. The legacy upload has roles only for date parts,
- * so a whole-date column comes in as a text input; the engine and the charts read it as the time axis
- * (issue 28). Cells that do not look like dates are refused before any format is tried, so text columns
+ * so a whole-date column comes in as a text input; the engine and the charts read it as the time axis.
+ * Cells that do not look like dates are refused before any format is tried, so text columns
  * cost one regular expression per sampled cell.
  */
 export function wholeDateFormat(values: (string | null | undefined)[]): string | null {
@@ -190,7 +190,7 @@ function lexLess(a: number[], b: number[]): boolean {
 }
 
 /**
- * The sampling interval's name as the status record shows it (issue 28). Sub-daily steps other than the
+ * The sampling interval's name as the status record shows it. Sub-daily steps other than the
  * listed ones are named by their size ("2-hourly", "20-minutely"); "other" = no regular spacing found.
  */
 export type Frequency =

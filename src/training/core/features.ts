@@ -13,7 +13,7 @@
  *      finer data spanning at least a year; weekday one-hot for hourly or finer data;
  *    and for tabular data (no regular time axis) with dates, the standardised position in years plus the
  *    year cycle, since nothing else carries the date;
- *  - a numeric input the user stated as an input but left empty in every row to forecast (issue 33): its
+ *  - a numeric input the user stated as an input but left empty in every row to forecast: its
  *    past only, the value `lag` steps earlier on the series' time axis (the series' horizon, so every row to
  *    forecast within it has a known lagged value), else the column's last known value before that, else its
  *    first known value; standardised. The stored state keeps the known values the rows to forecast need, so
@@ -36,11 +36,11 @@ export interface FeatureSpaceState {
   weekday: boolean;
   /** Standardised years since the epoch, for tabular data with dates. */
   years: { mean: number; sd: number } | null;
-  /** Stated inputs with no future, used through their past (issue 33); absent when none (and in earlier models). */
+  /** Stated inputs with no future, used through their past; absent when none (and in earlier models). */
   lagged?: LaggedInputState[];
 }
 
-/** One stated input used through its value `lag` steps earlier (issue 33). */
+/** One stated input used through its value `lag` steps earlier. */
 export interface LaggedInputState {
   column: string;
   /** Steps back on the series' time axis: the series' horizon. */
@@ -90,7 +90,7 @@ export function fitFeatureSpace(analysis: Analysis, timeOrdered: boolean): Featu
 }
 
 /**
- * The lagged inputs of a series (issue 33): each column of `columns` with known numeric values, read `lag`
+ * The lagged inputs of a series: each column of `columns` with known numeric values, read `lag`
  * steps back on the known rows' times (`knownTimes`, aligned with analysis.known). `needFrom` is the earliest
  * time a row to forecast reads (its time minus the lag): the stored history starts there (one value before).
  * Returns the full history (to build the known rows' features) and the state to store.

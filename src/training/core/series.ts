@@ -51,7 +51,7 @@ export interface Analysis {
   /** Duplicate timestamps dropped from `known` and steps missing between known rows (time-ordered uploads). */
   timeReport: TimeReport;
   /**
-   * Numeric inputs the user stated as inputs that are empty in every row to forecast (issue 33): left out of
+   * Numeric inputs the user stated as inputs that are empty in every row to forecast: left out of
    * the columns' roles (`ignore`), used through their past only (features.ts, lagged inputs).
    */
   pastInputs: string[];
@@ -182,7 +182,7 @@ export function analyse(input: TrainingInput): Analysis {
 
 /**
  * A numeric input empty in every row to forecast has no future to feed a model: mean-filling it (the old
- * rule) forecast with a made-up value (issue 33: a wide `male,female` upload forecast `female` 3.2x worse
+ * rule) forecast with a made-up value (a wide `male,female` upload forecast `female` 3.2x worse
  * than its seasonal naive and left `male` empty). Unless the user stated it an input, it is forecast as an
  * output of its own; a stated input gets the role `ignore` (its cells neither features nor checked in the
  * known rows) and is named in the answer, to be used through its past only (features.ts, lagged inputs).

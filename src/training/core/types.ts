@@ -4,7 +4,7 @@
  */
 
 /**
- * `key`: the column names the series a row belongs to (store, station, state; issue 33); several key columns
+ * `key`: the column names the series a row belongs to (store, station, state); several key columns
  * together name one series (store x product). Keys are detected when no column is stated as one.
  */
 export type ColumnRole = 'input' | 'output' | 'date' | 'ignore' | 'key';
@@ -24,7 +24,7 @@ export interface ColumnSpec {
   datePart?: DatePart;
   /**
    * The user set this role (PUT /data `<column>=input`...), rather than the upload's defaults. A numeric
-   * input empty in every row to forecast becomes an output of its own unless its role was stated (issue 33);
+   * input empty in every row to forecast becomes an output of its own unless its role was stated;
    * a stated one is used through its past only (its value a horizon earlier; features.ts, lagged inputs).
    */
   stated?: boolean;
@@ -43,7 +43,7 @@ export interface TrainingParams {
   /** Use only the most recent N known rows (after invalid rows are skipped). 0/undefined = all. A panel: per series. */
   dataRowsToConsider?: number;
   /**
-   * Set by the training-set reader, never by users (issue 33): the row cap (TRAINING_MAX_ROWS, or what fits the
+   * Set by the training-set reader, never by users: the row cap (TRAINING_MAX_ROWS, or what fits the
    * memory budget) that an upload which may hold many series leaves to the engine, so that it cuts each series
    * to its most recent rows instead of the reader dropping whole series in upload order.
    */
@@ -150,7 +150,7 @@ export interface CandidateScore {
 export interface OutputSelection {
   column: string;
   kind: 'numeric' | 'categorical';
-  /** MASE for a panel's summary over series of different scales (issue 33). */
+  /** MASE for a panel's summary over series of different scales. */
   metric: 'MAE' | 'error rate' | 'MASE';
   /** Winning candidate name, or 'combination'. */
   chosen: string;
@@ -163,7 +163,7 @@ export interface OutputSelection {
   candidates: CandidateScore[];
   /**
    * Numeric outputs: the share of backtest rows inside the 80% and 95% intervals, each window checked
-   * against widths built without it (issue 23), and how many rows that is.
+   * against widths built without it, and how many rows that is.
    */
   intervalCoverage?: { p80: number; p95: number; rows: number };
   /** How the answer departs from the backtest's choice and why (a final fit whose path cannot be right), one sentence each. */
@@ -179,12 +179,12 @@ export interface SelectionReport {
   horizon: number;
   frequency: string;
   season: number;
-  /** Every seasonal period the families were given, ascending (issue 28); absent before it. */
+  /** Every seasonal period the families were given, ascending; absent in reports from before a series could have several. */
   periods?: number[];
-  /** Repeated timestamps dropped and gaps found on the time axis, one sentence each (issue 28). */
+  /** Repeated timestamps dropped and gaps found on the time axis, one sentence each. */
   timeNotes?: string[];
   outputs: OutputSelection[];
-  /** An upload of many series (issue 33): how the series were found and how each was forecast. */
+  /** An upload of many series: how the series were found and how each was forecast. */
   panel?: PanelReport;
 }
 
@@ -199,7 +199,7 @@ export interface PanelSeriesReport {
 }
 
 /**
- * The panel part of a selection report (issue 33). `outputs` of the report then hold, per output column, the
+ * The panel part of a selection report. `outputs` of the report then hold, per output column, the
  * candidates' mean scaled errors over the series (MASE against each series' in-sample naive), so one table
  * still reads across series of different scales.
  */
@@ -225,7 +225,7 @@ export interface TrainingResult {
    * rowIndex = index into input.rows; null for generated future rows.
    */
   forecasts: { rowIndex: number | null; values: Record<string, string>; intervals?: Record<string, ForecastInterval> }[];
-  /** Which model won and why; undefined only for results of engines older than issue 10. */
+  /** Which model won and why; undefined only for results of the legacy engine, from before the model families. */
   selection?: SelectionReport;
   /**
    * Hold-out metrics (last 20% of known rows, model trained on the first 80%), raw predictions (no margins,
@@ -259,7 +259,7 @@ export interface TrainingResult {
     samples: number;
     epochs: number;
     samplesEpochsPerSecond: number;
-    /** Where a panel's time went (issue 33): reading and splitting the series, backtests, final fits and forecasts. */
+    /** Where a panel's time went: reading and splitting the series, backtests, final fits and forecasts. */
     phases?: { readMs: number; backtestMs: number; fitMs: number };
   };
 }

@@ -1,5 +1,5 @@
 /**
- * Gradient-boosted trees on the exogenous features (issue 23): the boosting candidate for tabular data, next
+ * Gradient-boosted trees on the exogenous features: the boosting candidate for tabular data, next
  * to the forest. No npm gradient-boosting library trains in Node 20 without a native build and is kept
  * (docs/benchmarks.md, tabular), so this is Friedman's stochastic gradient boosting written out: squared
  * error for numbers, the (multinomial) deviance with one Newton step per leaf for classes, shrinkage, and a

@@ -1,5 +1,5 @@
 /**
- * auto.arima's non-seasonal search without MA terms ('differenced_ar', numeric, issue 33): ARIMA(p,d,0) on a
+ * auto.arima's non-seasonal search without MA terms ('differenced_ar', numeric): ARIMA(p,d,0) on a
  * series without a cycle, d chosen as `differenced` chooses it (forecast::ndiffs: KPSS at 5%, max.d 2), then p
  * (0 to auto.arima's max.p of 5) and, at d = 1, a drift or none, by AICc on least squares over the same rows, as
  * auto.arima compares its candidates. A fit whose AR polynomial has a root within 1.01 of the unit circle is not

@@ -1,5 +1,5 @@
 /**
- * auto.arima's differencing alone ('differenced', numeric, issue 33): ARIMA(0,d,0), the simplest model of
+ * auto.arima's differencing alone ('differenced', numeric): ARIMA(0,d,0), the simplest model of
  * Hyndman & Khandakar's search, with d chosen as forecast::ndiffs chooses it: the KPSS level test (5%) on the
  * series, then on its first differences, at most twice (max.d = 2), on any series that is not constant (ndiffs
  * has no minimum length, and neither has this):

@@ -1,5 +1,5 @@
 /**
- * Exponential smoothing ('ets', numeric, issue 23): the additive-error ETS models of Hyndman et al. (2008)
+ * Exponential smoothing ('ets', numeric): the additive-error ETS models of Hyndman et al. (2008)
  * that the M3/M4 benchmarks and statsmodels' ETSModel / R's forecast::ets fit, chosen by AICc:
  *   ETS(A,N,N) simple exponential smoothing, ETS(A,A,N) Holt, ETS(A,Ad,N) damped trend,
  *   and the same three with an additive season (A,N,A), (A,A,A), (A,Ad,A) when the series has a season of
@@ -26,8 +26,8 @@ const MAX_HISTORY = 2000;
 /**
  * Rows an ETS fit needs: five leave simple exponential smoothing (alpha and l0) two degrees of freedom, and each
  * richer form joins where AICc's own bound n > k + 1 lets it (Holt at six, damped at seven, formsFor + fitForm).
- * Eight shut ETS out of every window of a short series' backtest (an annual or census panel of 9 to 15 values,
- * issue 33), where R's ets fits; with five: US population by age x sex 2.81 -> 2.61 mean MASE
+ * Eight shut ETS out of every window of a short series' backtest (an annual or census panel of 9 to 15 values),
+ * where R's ets fits; with five: US population by age x sex 2.81 -> 2.61 mean MASE
  * (docs/benchmarks.md, panels).
  */
 const MIN_ROWS = 5;

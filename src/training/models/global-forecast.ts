@@ -1,5 +1,5 @@
 /**
- * A series' share of a panel's global model (issue 33, global.ts): the model is trained once across every
+ * A series' share of a panel's global model (global.ts): the model is trained once across every
  * series of the upload, so what one series keeps is its forecast, by time step, not the trees. The family
  * never competes on a single series (it is scored by the panel, panel.ts); it is registered so that a stored
  * panel model revives its members by name like any other.

@@ -1,5 +1,5 @@
 /**
- * The global model across the series of a panel (issue 33, the M5 lesson): ONE gradient-boosted tree model
+ * The global model across the series of a panel (the M5 lesson): ONE gradient-boosted tree model
  * trained on the rows of every series at once, each series scaled by its own size, so that many short series
  * (an annual panel of 48 states) teach one another what a single one cannot. The engine calls runGlobalModel
  * once per panel with one round per backtest window plus the final round, and lets the result compete per
@@ -475,7 +475,7 @@ export interface GlobalRoundRun {
 }
 
 /**
- * Round r of a global run on its own (issue 34: the rounds of one panel may run on different threads): each
+ * Round r of a global run on its own (the rounds of one panel may run on different threads): each
  * round's model depends only on the series, its cut and r. Null when the panel is too small to learn across.
  */
 export function runGlobalRound(series: GlobalSeries[], round: GlobalRound, r: number, options: GlobalOptions, settings: GlobalSettings = GLOBAL_DEFAULTS): GlobalRoundRun | null {

@@ -1,5 +1,5 @@
 /**
- * Dynamic harmonic regression ('harmonic', numeric, issue 28): regression on Fourier terms of each seasonal
+ * Dynamic harmonic regression ('harmonic', numeric): regression on Fourier terms of each seasonal
  * period with ARMA errors, the standard answer of Hyndman and Athanasopoulos (fpp, "dynamic harmonic
  * regression") for seasons too long for seasonal ARIMA or ETS (48 to 8,766 steps).
  *  1. Least squares on an intercept, a linear trend, sin/cos(2 pi k t / p) for k = 1..K_p of each period p

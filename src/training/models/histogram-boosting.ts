@@ -1,14 +1,14 @@
 /**
  * Histogram gradient boosting (LightGBM's way of finding splits) for squared error, on large numeric
- * feature matrices: the tree learner of the global model across series (global.ts, issue 33).
+ * feature matrices: the tree learner of the global model across series (global.ts).
  *
- * Why not a library: the npm registry's gradient-boosting packages were measured again for issue 33 (16 lag
+ * Why not a library: the npm registry's gradient-boosting packages were measured again for the global model (16 lag
  * features of vega-datasets' stocks, 100 rounds of depth-5 trees, shrinkage 0.1, half the rows per tree, this
  * 2-core machine at a load average of 10-13 from other work). `ml-xgboost` 1.1.2 (XGBoost 0.7 compiled to
  * WASM in 2018, its last release) takes 1.8 s on 10k rows and 10.2 s on 60k with its default exact splits;
  * with `tree_method: hist` 1.8-3.4 s on 60k rows, and 120k rows abort with "memory access out of bounds" (a
  * fixed WASM heap); it also loads only asynchronously and its memory is freed by hand. `decision-tree` 1.0.0
- * has no thresholds on continuous features (docs/benchmarks.md, issue 23). This file, same runs: 60k rows
+ * has no thresholds on continuous features (docs/benchmarks.md). This file, same runs: 60k rows
  * 2.8 s (2.0 s CPU), 120k rows 4.0 s (2.5 s CPU). And boosting.ts, the hand-written exact learner of the
  * tabular family, sorts the rows per feature at every node on number[][] rows and stops at 1,000 rows: as the
  * global model's learner it scored 1.115 of the best naive (geometric mean over 9 real panels) against 0.872

@@ -180,7 +180,7 @@ function revive(state: LinearState): FittedModel<LinearState> {
 
 /**
  * Normal equations cost rows x terms^2: 5-minute data's 287 season dummies on 100,000 rows took 12-23 s a
- * fit, four fits a family (issue 28). A time-ordered fit over this much work keeps its most recent rows, at
+ * fit, four fits a family. A time-ordered fit over this much work keeps its most recent rows, at
  * least ten seasons of them; every upload the benchmarks had before sub-daily data stays under it.
  */
 const LINEAR_WORK = 3e8;
@@ -323,7 +323,7 @@ export const linearDiffFamily: ModelFamily<DiffState> = {
 };
 
 /**
- * `ar`: an autoregression long enough for cycles that are not a calendar season (issue 23): lags 1..p of
+ * `ar`: an autoregression long enough for cycles that are not a calendar season: lags 1..p of
  * the output with a constant, season dummies where the series is seasonal, and a linear trend when it
  * helps, p and the trend chosen by AICc as statsmodels' ar_select_order and auto.arima choose (least squares
  * on the same rows for every candidate order, those after the longest lag), p up to n/4 and MAX_AR_ORDER.

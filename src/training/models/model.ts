@@ -1,5 +1,5 @@
 /**
- * The one interface every forecasting model family implements (issue 10). The engine (engine.ts) turns an
+ * The one interface every forecasting model family implements. The engine (engine.ts) turns an
  * upload into FitRows per output column, asks each applicable family to fit on the rows before each backtest
  * window, scores the window, selects, then refits the winners on every known row and stores their `state`.
  *
@@ -150,7 +150,7 @@ export const aboveZero = (values: readonly number[]) => values.length > 0 && val
 
 /**
  * A season longer than a day of hours (half-hourly 48 and up, daily data's year): what the MSTL and harmonic
- * families are for. On monthly, quarterly and short daily series they only added selection noise (issue 28).
+ * families are for. On monthly, quarterly and short daily series they only added selection noise.
  */
 export const hasLongSeason = (info: SeriesInfo) => info.periods.some((p) => p > 24);
 

@@ -1,5 +1,5 @@
 /**
- * MSTL ('mstl', numeric, issue 28): the multiple-season decomposition of Bandara, Hyndman and Bergmeir (2021),
+ * MSTL ('mstl', numeric): the multiple-season decomposition of Bandara, Hyndman and Bergmeir (2021),
  * as R's forecast::mstl and stlf forecast with it, for data with long or several seasons (half-hourly
  * [48, 336], hourly [24, 168], daily [7, 365]) where the single-season families stop at 60 steps.
  *  1. The fit rows on the integer grid (gaps interpolated), at most MAX_HISTORY steps.
@@ -127,7 +127,7 @@ export const mstlFamily: ModelFamily<MstlState> = {
   kind: 'numeric',
   // The early backtest windows of a long horizon may hold two cycles of the day but not of the week: the
   // fit then decomposes the periods it can (periodsFor), so the family is scored on every window instead of
-  // sitting out (15-minute data a week ahead, issue 28).
+  // sitting out (15-minute data a week ahead).
   applies: (info, n) => info.timeOrdered && hasLongSeason(info) && n >= Math.max(MIN_ROWS, 2 * shortest(info)),
   // The ETS's three forms on TREND_HISTORY steps weigh as ets's; two STLs per period are O(n) each (measured
   // about ets's fit on 4,000 half-hourly rows, 40x on 100,000 five-minute rows).

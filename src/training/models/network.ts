@@ -1,5 +1,5 @@
 /**
- * The brain.js network families (issue 10).
+ * The brain.js network families.
  *
  * Numeric ('network', createNetworkFamily(base)): the base family (the engine passes the ridge `linear`) is
  * fitted on the fit rows; the network learns the base's in-sample residual from the exogenous features only

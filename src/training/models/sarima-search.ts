@@ -4,8 +4,8 @@
  *    when the season is 2..MAX_SEASON and at least two seasons are there;
  *  - the difference d (0/1) from a KPSS level-stationarity test (5%) on the seasonally differenced series;
  *  - (p,q,P,Q) in {0,1,2}x{0,1,2}x{0,1}x{0,1} by auto.arima's stepwise search on its default criterion,
- *    AICc (only compared between models with the same d and D, as it must be; plain AIC was used before
- *    issue 10 and measured worse, docs/benchmarks.md, forecast), at most MAX_FITS fits (and one for the trending
+ *    AICc (only compared between models with the same d and D, as it must be; plain AIC was used at first
+ *    and measured worse, docs/benchmarks.md, forecast), at most MAX_FITS fits (and one for the trending
  *    drift below). The start models are auto.arima's except its (2,d,2)(1,D,1), replaced by (1,d,1)(0,D,1):
  *    that one fit alone can take 10 s on 600 steps, and the stepwise moves still reach it when it is better;
  *  - a drift (the exogenous regressor `t`, which the package differences with the series) when d+D = 1, so a
@@ -31,7 +31,7 @@ import { fitOnce, type ArimaInstance, type FitOutcome, type SarimaOrders } from 
 /**
  * Largest season modelled with seasonal terms: a day of hours. Longer ones make the state space huge (a
  * half-hourly season of 48 took 7x the fits of an hourly one, 20 s of a 15 s budget); the MSTL and harmonic
- * families model those seasons, and SARIMA still fits their non-seasonal ARIMA (issue 28).
+ * families model those seasons, and SARIMA still fits their non-seasonal ARIMA.
  */
 export const MAX_SEASON = 24;
 /** Hard cap on the number of ARIMA fits during order selection. */

@@ -1,5 +1,5 @@
 /**
- * Seasonal ARIMA family ('sarima', numeric, issue 10) through the `arima` npm package (ctsa compiled to
+ * Seasonal ARIMA family ('sarima', numeric) through the `arima` npm package (ctsa compiled to
  * WebAssembly: exact maximum likelihood, L-BFGS; no native build).
  *
  * Three modules below this one: the order search (auto.arima's, sarima-search.ts), the package adapter
@@ -107,7 +107,7 @@ function makeFitted(state: SarimaState, fittedModel?: ArimaInstance): FittedMode
 /**
  * Ten seasons of history when the season is modelled; a season longer than MAX_SEASON is not, so its ten
  * seasons (2,880 five-minute steps) would only slow the non-seasonal search, and crashed the package's
- * memory on 100,000 rows (issue 28).
+ * memory on 100,000 rows.
  */
 const historyCap = (season: number) => (season >= 2 && season <= MAX_SEASON ? Math.max(10 * season, MIN_HISTORY) : MIN_HISTORY);
 

@@ -1,5 +1,5 @@
 /**
- * The Theta method ('theta', numeric, issue 23), winner of the M3 competition, in the form of Hyndman and
+ * The Theta method ('theta', numeric), winner of the M3 competition, in the form of Hyndman and
  * Billah (2003) that statsmodels' ThetaModel and StatsForecast's standard Theta fit:
  *  1. Seasonality test (the M3/M4 one): with r_k the autocorrelations, the series is seasonal when
  *     |r_m| > 1.645 sqrt((1 + 2 sum_{k<m} r_k^2) / n) (90%), the season m is 2..MAX_SEASON and at least two

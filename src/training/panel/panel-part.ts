@@ -1,9 +1,9 @@
 /**
- * A panel's work in parts (issue 34): a part is a group of series of one upload, with everything it needs to
+ * A panel's work in parts: a part is a group of series of one upload, with everything it needs to
  * forecast them on any thread of any process (its rows, the run's parameters and seed, the global model's
  * forecast and backtest predictions for each of its series). Each part runs twice: first it scores its series
  * (scorePanelPart: every candidate backtested, answered as plain data), then, once one step has read every
- * part's scores and chosen each output's structure across the panel's series (choosePanel, issue 33), it
+ * part's scores and chosen each output's structure across the panel's series (choosePanel), it
  * refits them (fitPanelPart) and answers their outcomes, which assemblePanel puts together into the job's one
  * result. Nothing here depends on where a step ran: a panel run on one thread goes through the same steps
  * (panel.ts runPlannedPanel), so the output is the same rows, in the same order, however the parts were spread.
@@ -348,7 +348,7 @@ function scoredOutputOf(prep: PreparedSeries, run: ScoredRun, forecast: ScoredCa
 }
 
 /**
- * The choice across a panel's series (issue 33), from every part's scores in part order: per numeric output
+ * The choice across a panel's series, from every part's scores in part order: per numeric output
  * column, the structure selection.ts pooledStructure chooses over the series that have a model and windows on a
  * time axis (none: each series keeps its own winner). Reads the scores one series at a time and keeps only
  * what the choice needs (candidates' names, errors and backtest predictions, the actual values, the scale).

@@ -1,5 +1,5 @@
 /**
- * The stored form of a panel's model (issue 33, panel.ts) and its predictor: one engine state per series,
+ * The stored form of a panel's model (panel.ts) and its predictor: one engine state per series,
  * found by the row's key cells, so POST /forecasts.php predicts each posted row with its own series' model.
  */
 import { predictRows, type EngineState, type PredictedRow, type RowToPredict } from '../series/forecaster.js';

@@ -1,5 +1,5 @@
 /**
- * Many series in one upload (issue 33): a key column (store, station, state; or several, store x product)
+ * Many series in one upload: a key column (store, station, state; or several, store x product)
  * under which the time axis repeats. Every tool users compare us with (StatsForecast's `unique_id`, fable's
  * tsibble keys) fits each series on its own; reading such an upload as one table lost to a per-series naive.
  *
@@ -14,7 +14,7 @@
  *  5. Each series refits its winner and forecasts; the rows come back in upload order with their keys.
  *
  * The per-series work (scoring, then refitting, of a group of series) is the unit that can move to another
- * thread or process (issue 34).
+ * thread or process.
  */
 import { DateTime } from 'luxon';
 import { WorkMeter, type FamilyChoice, type PreparedSeries, type SeriesPlan } from '../series/series-run.js';

@@ -1,5 +1,5 @@
 /**
- * The forecasting engine (issue 10): synchronous and CPU-bound, meant to run inside a worker thread
+ * The forecasting engine: synchronous and CPU-bound, meant to run inside a worker thread
  * (pool.ts), free of any thread/HTTP/DB concern so it can be tested and benchmarked in-process.
  *
  * trainModel():
@@ -38,7 +38,7 @@ export function trainModel(input: TrainingInput, hooks: EngineHooks = {}): Train
 }
 
 /**
- * Trains the upload here, or, for a panel of at least `minParts` parts (issue 34), answers it planned so its
+ * Trains the upload here, or, for a panel of at least `minParts` parts, answers it planned so its
  * parts can run elsewhere (job-parts.ts).
  */
 export function trainOrPlan(input: TrainingInput, hooks: EngineHooks, minParts: number, partUnits?: number): { kind: 'result'; result: TrainingResult } | { kind: 'panel'; planned: PlannedPanel } {
@@ -50,11 +50,11 @@ export function trainOrPlan(input: TrainingInput, hooks: EngineHooks, minParts: 
       const { analysis } = read;
       if (input.params.modelFamily === 'network') return { kind: 'result', result: trainNetworkOnly(input, analysis, hooks, seed) };
       // Several value columns side by side (a wide upload) are many series too: past one output, each column gets
-      // the families a panel of that many series would (issue 33).
+      // the families a panel of that many series would.
       const outputs = analysis.columns.filter((c) => c.role === 'output').length;
       return { kind: 'result', result: forecastSeries(input, analysis, hooks, seed, outputs > 1 ? seriesPlan(outputs, outputs * analysis.known.length) : undefined) };
     }
-    // Many series in one upload (issue 33): each forecast on its own, with a global model across them. Where it
+    // Many series in one upload: each forecast on its own, with a global model across them. Where it
     // may go into parts, planning is the first PLANNING_SHARE of the bar (the runner's bar only rises).
     const inParts = minParts !== Infinity;
     const planning = inParts ? new ProgressReporter(100, hooks) : undefined;
@@ -72,7 +72,7 @@ export function trainOrPlan(input: TrainingInput, hooks: EngineHooks, minParts: 
 /**
  * Share of the progress bar that planning a panel takes: reading the training set (its first
  * PLANNING_READ_SHARE, train.worker.ts), the upload's analysis and keys (one more), then preparing each series,
- * so the bar of a large panel moves within seconds of the start (issue 34: 10,000 series read for 10 s at 0).
+ * so the bar of a large panel moves within seconds of the start (it stood at 0 for the 10 s that 10,000 series took to read).
  */
 export const PLANNING_SHARE = 10;
 export const PLANNING_READ_SHARE = 3;

@@ -1,5 +1,5 @@
 /**
- * A training job in units of work that any training thread of any process can run (issue 34), as JSON text
+ * A training job in units of work that any training thread of any process can run, as JSON text
  * the job queue stores between them:
  *  1. planTraining reads the upload once. A single series, a legacy network, or a panel that fits in one part
  *     is trained there and then (one unit, as before). A larger panel answers its plan: the shared part
@@ -9,7 +9,7 @@
  *  3. Once every round is done, each part scores its series (runScoreUnit), since each series' selection weighs
  *     the global model's candidate.
  *  4. Once every part is scored, one unit reads every part's scores and chooses each output's structure across
- *     the panel's series (runChooseUnit, issue 33).
+ *     the panel's series (runChooseUnit).
  *  5. Then each part, the same groups of series, refits its series with its scores and that choice (runFitUnit).
  *  6. assembleUnit puts the refitted parts' outcomes together into the job's one result, in upload order.
  * A unit's answer depends only on its text and the earlier units' answers, never on where it ran: the output

@@ -56,7 +56,7 @@ export interface TrainingPool {
     limits: TrainingLimits,
     opts?: TrainingRunOptions & { minParts?: number },
   ): Promise<TrainedSpool>;
-  /** Runs one unit of a job in parts (issue 34, job-parts.ts) on a training thread. */
+  /** Runs one unit of a job in parts (job-parts.ts) on a training thread. */
   runUnit(unit: JobUnit, opts?: TrainingRunOptions): Promise<RanUnit>;
   /**
    * Starts every thread the pool may have that is not running yet, without waiting: a thread's start (its
@@ -87,7 +87,7 @@ export interface TrainingPoolOptions {
   memoryMb?: number;
 }
 
-/** Piscina is loaded and the pool made by the first training (issue 29): a process that trains nothing pays neither. */
+/** Piscina is loaded and the pool made by the first training: a process that trains nothing pays neither. */
 export function createTrainingPool(options: TrainingPoolOptions = {}): TrainingPool {
   const maxThreads = Math.max(1, Math.floor(options.maxThreads ?? availableParallelism() - 1));
   let made: Promise<Piscina<WorkerTask, WorkerReply>> | undefined;

@@ -15,7 +15,7 @@ import { loadTrainingSet, type TrainingLimits, type TrainingSetReport, type Trai
 import { TrainingError, type TrainingErrorCode, type TrainingInput, type TrainingParams, type TrainingProgress, type TrainingResult } from '../core/types.js';
 
 /**
- * A unit of a job in parts (issue 34, job-parts.ts): a round of the global model, a part's series scored, the
+ * A unit of a job in parts (job-parts.ts): a round of the global model, a part's series scored, the
  * choice across the panel's series (from every part's scores), a part's series refitted (its task, its scores
  * and the choice), or the assembly.
  */

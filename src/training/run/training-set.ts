@@ -1,5 +1,5 @@
 /**
- * The training set as the training thread reads it (issue 22): the runner streams the job's input rows
+ * The training set as the training thread reads it: the runner streams the job's input rows
  * from the database into a spool file (COPY text format, `ord` first) and hands the thread its path; the
  * thread parses it into compact columns (Float64Array per numeric column, dictionary codes for the others)
  * while it reads, keeps only the rows a model will see, checks the job against its memory budget, and only
@@ -405,7 +405,7 @@ export async function loadTrainingSet(
   const check = knownRowCheck(header, spool.columns, detect);
   const asked = params.dataRowsToConsider !== undefined && params.dataRowsToConsider > 0 ? Math.floor(params.dataRowsToConsider) : Infinity;
   const ceiling = Math.min(limits.maxRows, rowsThatFit(limits.budgetMb, width));
-  // An upload of many series (issue 33): cut here, in upload order, it would lose whole series, so the engine
+  // An upload of many series: cut here, in upload order, it would lose whole series, so the engine
   // cuts each series to its most recent rows instead (params.maxKnownRows). Known as one by a stated key, by
   // date parts that go back (the next series starts), or by a text input beside a whole-date column (a key
   // whose dates cannot be compared before their format is known); found before the cap binds, as a panel
@@ -485,7 +485,7 @@ export async function loadTrainingSet(
   for (const d of detecting) kinds[header[d.c] as string] = d.numeric && d.filled ? 'numeric' : 'categorical';
   const columns = spool.columns.map((c) => (kinds[c.name] ? { ...c, kind: kinds[c.name] as ColumnSpec['kind'] } : c));
   // Many series past the row cap: each cut here to the rows the engine would keep of it (panel.ts), so a panel
-  // of 10,000 series reaches the engine as 240,000 rows, not 1,200,000 (issue 34).
+  // of 10,000 series reaches the engine as 240,000 rows, not 1,200,000.
   let perSeries = 0;
   const seriesColumns = keyed && known.size > ceiling && check.partsByRank.length > 0 ? seriesKey(header, columns) : [];
   const cut = seriesColumns.length > 0 ? recentPerSeries(known, numeric, seriesColumns, check.partsByRank, ceiling) : null;

@@ -11,14 +11,14 @@
  * series the wider pool brought coverage nearer its nominal level and lowered the interval score
  * (docs/benchmarks.md, intervals). From 50 steps on the widths are the isotonic (least-squares
  * non-decreasing) fit of the per-step quantiles instead, which averages that noise rather than keeping its
- * peaks: long-horizon coverage 0.86 / 0.98 went to 0.79 / 0.96 with a lower interval score (issue 23).
+ * peaks: long-horizon coverage 0.86 / 0.98 went to 0.79 / 0.96 with a lower interval score.
  *
  * A pool of fewer than 19 errors has no conformal 95% quantile (it would be their largest), and its errors
  * are not that many independent draws: a window's errors at neighbouring steps move together (a missed turn
  * shifts them all). Such a pool also gets a Student-t width on its effective number of independent errors
  * (the pool size over the design effect 1 + (k - 1) rho, rho the intraclass correlation of the errors by
  * window, or the lag-1 autocorrelation with one window), and the wider of the two is kept. On the 60 corpus
- * series (short ones, 12 steps and 3 windows) coverage went from 0.68 / 0.77 to 0.75 / 0.91 (issue 23).
+ * series (short ones, 12 steps and 3 windows) coverage went from 0.68 / 0.77 to 0.75 / 0.91.
  */
 import jStat from 'jstat';
 

@@ -5,10 +5,10 @@
  * of the best 2 or 3 when that combination scores lower on the same backtest (the M4 lesson: simple
  * combinations are hard to beat), or the median of the best 3 when it scores lower still: the median keeps
  * the middle forecast at each step, so one member that the windows ranked well but that runs away (a trend
- * carried past a turn) does not pull the forecast with it (issue 28: late flights per hour 1.05x -> 0.87x
+ * carried past a turn) does not pull the forecast with it (late flights per hour 1.05x -> 0.87x
  * the weekly naive). Naive families always compete, so the winner never scores worse than the best naive
  * baseline. Ties go to the earlier family in the registry (the simpler one).
- * Many series at once (issue 33): pooledStructure chooses one structure for all of them from their mean scaled
+ * Many series at once: pooledStructure chooses one structure for all of them from their mean scaled
  * backtest errors, where each series' few windows alone would rank a dozen families by noise, and pooledWinner
  * gives it to each series with its own fits; the value columns of a wide upload (pooledWinners) and the series
  * of a long panel (panel-part.ts choosePanel, between scoring every series and refitting any) both use them.
@@ -75,7 +75,7 @@ export function backtestError(backtest: Backtest, actual: (number | string)[], p
 
 /**
  * backtestError on the actual values of each split's test rows (splitActuals): what a series scored elsewhere
- * (a part of a panel, issue 34) keeps of its backtest.
+ * (a part of a panel) keeps of its backtest.
  */
 export function splitsError(actual: readonly (readonly (number | string)[])[], predictions: (number | string)[][]): number {
   let sum = 0;
@@ -157,7 +157,7 @@ export const LEVEL_NAMES = namesWhere((traits) => traits.baseline === 'level');
 export interface SelectionOptions {
   /**
    * Whether the level families (LEVEL_NAMES) may be members of a combination (default true). A series of a panel
-   * (issue 33) leaves them out: a combination's weights come from the same few windows that ranked its members,
+   * leaves them out: a combination's weights come from the same few windows that ranked its members,
    * and a level member that scored well in windows where the series kept still pulls the forecast back to the
    * history's level once the series has left it (unemployed by industry at the 2009 turn: Wholesale and Retail
    * Trade's combination with the season means in it scored 2.45 MASE, 0.53 without). A level family still wins
@@ -297,7 +297,7 @@ function usableOf<T extends PooledCandidate>(scored: readonly T[], name: string)
 }
 
 /**
- * One choice for many series at once (issue 33): where each series has only a few backtest windows, its own
+ * One choice for many series at once: where each series has only a few backtest windows, its own
  * ranking of a dozen families is mostly noise, so the families are ranked by their mean scaled backtest error
  * over every series (the error over the series' own scale, as M4 and the panel report rank them) and one
  * structure is chosen for all of them: the best family alone, the inverse-error weighted combination of the

@@ -5,7 +5,7 @@
  *
  * Rows are placed on the time axis from their own date cells. Rows without a usable date (no date column,
  * or date parts without a year, whose year the upload only implied) are taken as the next steps after the
- * last known row, in the order given. A stated input with no future (issue 33) is read from the known values
+ * last known row, in the order given. A stated input with no future is read from the known values
  * stored with the model, at the row's time minus its lag, never from the row's own cells.
  */
 import { DateTime } from 'luxon';
@@ -31,10 +31,10 @@ export interface SeriesState {
   step: number;
   monthEnd: boolean;
   frequency: Frequency;
-  /** Steps count weekdays only (issue 28); absent in models stored before it. */
+  /** Steps count weekdays only; absent in models stored before steps could skip weekends. */
   businessDays?: boolean;
   season: number;
-  /** The seasonal periods the families were given (issue 28); absent in models stored before it. */
+  /** The seasonal periods the families were given; absent in models stored before a series had more than one. */
   periods?: number[];
   horizon: number;
   /** ISO date of time 0 (the first known row), null without dates. */

@@ -49,7 +49,7 @@ export function place(input: TrainingInput, analysis: Analysis): Placement {
   const horizon = timeOrdered
     ? Math.max(1, Math.min(Math.max(...ahead, 1), Math.floor(knownTimes.length / 2)))
     : Math.max(1, targets.length);
-  // Only the periods the known rows hold two full cycles of can be learnt (issue 28); the shortest is the
+  // Only the periods the known rows hold two full cycles of can be learnt; the shortest is the
   // season the one-season families (seasonal naive, SARIMA, ETS, Theta, season dummies) take.
   const span = knownTimes.length > 0 ? (knownTimes[knownTimes.length - 1] as number) - (knownTimes[0] as number) + 1 : 0;
   const periods = timeOrdered ? axis.periods.filter((p) => Math.round(p) > 1 && 2 * p <= span) : [];

@@ -25,7 +25,7 @@ export interface OutputRun {
 
 /**
  * What the status record says beyond the frequency: repeated stamps and gaps on the time axis, and the stated
- * inputs used through their past (issue 33); none: no field.
+ * inputs used through their past; none: no field.
  */
 export function notesOf(analysis: Analysis, info: SeriesInfo, space: FeatureSpaceState): { timeNotes?: string[] } {
   const notes = timeNotesOf(analysis, info);

@@ -1,5 +1,5 @@
 /**
- * One series from upload to forecast (issue 10's engine, split in issue 33 so a panel runs it per series):
+ * One series from upload to forecast (a module of its own so a panel runs it per series):
  * prepareSeries reads and places it and cuts its backtest windows, scoreSeries backtests the families
  * (scoreCandidates) and picks each output's winner (chooseWinners), finishSeries refits the winners, forecasts and
  * reports. forecastSeries runs the three; a panel's series score, then choose across the panel, then finish.
@@ -97,7 +97,7 @@ export interface PreparedSeries {
   cost: number;
 }
 
-/** How a panel cuts its work per series (issue 34 may move each series elsewhere): its families and backtest windows. */
+/** How a panel cuts its work per series (a job in parts may score each series on another thread or process): its families and backtest windows. */
 export interface SeriesPlan {
   choose: FamilyChoice;
   windows: number;
@@ -112,8 +112,8 @@ export interface SeriesPlan {
 }
 
 /**
- * The features of a series: fitted on its known rows (features.ts). A stated input with no future (issue 33,
- * analysis.pastInputs) is read `horizon` steps back on the series' time axis: no row to forecast within the
+ * The features of a series: fitted on its known rows (features.ts). A stated input with no future
+ * (analysis.pastInputs) is read `horizon` steps back on the series' time axis: no row to forecast within the
  * horizon, and no backtest row (its windows are the horizon long), reads a value it would not know. Without
  * such a column the state and the features are exactly those of before.
  */
