@@ -23,7 +23,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FitContext } from '../../src/training/models/model.js';
-import { toGrid } from '../../src/training/models/closed-forms.js';
+import { toGrid } from '../../src/training/stats/closed-forms.js';
 import type { SarimaOrders } from '../../src/training/models/sarima-fit.js';
 import { sarimaFamily } from '../../src/training/models/sarima.js';
 

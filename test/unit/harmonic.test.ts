@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { candidateTerms, errorPath, fitArma, fitHarmonic, harmonicFamily, type HarmonicState } from '../../src/training/models/harmonic.js';
+import { candidateTerms, errorPath, fitHarmonic, harmonicFamily, type HarmonicState } from '../../src/training/models/harmonic.js';
+import { fitArma } from '../../src/training/stats/arma.js';
 import type { FitContext, FitRows } from '../../src/training/models/model.js';
 import { noise, seasonContext } from './family-support.js';
 

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { FitContext, FitRows, SeriesInfo } from '../../src/training/models/model.js';
 import { SETS } from '../../bench/forecast/datasets.js';
-import { toGrid } from '../../src/training/models/closed-forms.js';
+import { toGrid } from '../../src/training/stats/closed-forms.js';
 import { coefficientsOf, fitOnce, minRootModulus } from '../../src/training/models/sarima-fit.js';
-import { aiccOf, chooseDifferencing, kpss, seasonalStrength } from '../../src/training/models/sarima-search.js';
+import { aiccOf } from '../../src/training/models/sarima-search.js';
+import { chooseDifferencing, kpss, seasonalStrength } from '../../src/training/stats/stationarity.js';
 import { sarimaFamily, type SarimaState } from '../../src/training/models/sarima.js';
 import { mulberry32 } from '../../src/training/core/prng.js';
 

@@ -16,9 +16,9 @@
  */
 import { Matrix, solve } from 'ml-matrix';
 import type { FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
-import { diff, gaussianAicc, mean, toGrid } from './closed-forms.js';
-import { kpssDifferences } from './differenced.js';
-import { MIN_ROOT_MODULUS, minRootModulus } from './sarima-fit.js';
+import { diff, gaussianAicc, mean, toGrid } from '../stats/closed-forms.js';
+import { MIN_ROOT_MODULUS, smallestRootModulus } from '../stats/roots.js';
+import { kpssDifferences } from '../stats/stationarity.js';
 
 const MAX_HISTORY = 2000;
 /** auto.arima's max.p. */
@@ -69,7 +69,7 @@ function fitOrder(z: number[], p: number, constant: boolean, maxP: number): Cand
   if (beta.some((v) => !Number.isFinite(v))) return null;
   const c = constant ? (beta[0] as number) : 0;
   const phi = beta.slice(constant ? 1 : 0);
-  if (p > 0 && minRootModulus({ AR: phi, MA: [], SAR: [], SMA: [] }, 1) < MIN_ROOT_MODULUS) return null;
+  if (p > 0 && smallestRootModulus(phi, 1) < MIN_ROOT_MODULUS) return null;
   const sse = rows.reduce((s, row, i) => s + ((target[i] as number) - row.reduce((a, v, j) => a + v * (beta[j] as number), 0)) ** 2, 0);
   return { aicc: gaussianAicc(sse, m, k + 1), c, phi };
 }

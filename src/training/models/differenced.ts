@@ -20,13 +20,12 @@
  * Gaps in the time axis are interpolated (closed-forms.ts toGrid), as SARIMA's and ETS's fits do.
  */
 import type { FitRows, FittedModel, ModelFamily, PredictRows } from './model.js';
-import { diff, gaussianAicc, mean, toGrid, variance } from './closed-forms.js';
-import { kpss, KPSS_CRITICAL } from './sarima-search.js';
+import { diff, gaussianAicc, mean, toGrid } from '../stats/closed-forms.js';
+import { kpssDifferences } from '../stats/stationarity.js';
 
 /** Fitted history: the last steps only, as ETS's. */
 const MAX_HISTORY = 2000;
 /** auto.arima's max.d. */
-const MAX_D = 2;
 
 export interface DifferencedState {
   version: 1;
@@ -39,17 +38,6 @@ export interface DifferencedState {
   start: number;
   /** One-step fitted values on the grid (start .. lastTime). */
   fitted: number[];
-}
-
-/** forecast::ndiffs with its defaults: KPSS level test at 5%, at most MAX_D differences, none of a constant. */
-export function kpssDifferences(series: number[]): number {
-  let x = series;
-  let d = 0;
-  while (d < MAX_D && x.length >= 2 && variance(x) > 0 && kpss(x) > KPSS_CRITICAL) {
-    d++;
-    x = diff(x, 1);
-  }
-  return d;
 }
 
 /** AICc of a zero-mean (parameters 1: the variance) or drifting (2) Gaussian fit to the differences; none for a perfect fit. */

@@ -17,7 +17,7 @@
  * before T get the stored one-step fitted value.
  */
 import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
-import { gaussianAicc, lineThrough, toGrid } from './closed-forms.js';
+import { gaussianAicc, lineThrough, toGrid } from '../stats/closed-forms.js';
 import { nelderMead } from './simplex.js';
 
 const MAX_SEASON = 60;

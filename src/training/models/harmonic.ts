@@ -14,9 +14,9 @@
  *     prewhitened by an AR(<= 3) of its residuals (feasible generalised least squares), whose coefficients
  *     are kept.
  *  3. ARMA(p, q) errors, p <= 3, q <= 2 by AICc, on the regression residuals put on the time grid (last
- *     ARMA_HISTORY steps), estimated by Hannan-Rissanen: a long autoregression gives the innovations, then
- *     least squares on lagged residuals and lagged innovations. Closed form, JSON coefficients, O(n) per
- *     candidate. The sarima package adapter was not used: it exposes no coefficients, so a stored model would
+ *     ARMA_HISTORY steps), estimated by Hannan-Rissanen (stats/arma.ts): a long autoregression gives the
+ *     innovations, then least squares on lagged residuals and lagged innovations. Closed form, JSON
+ *     coefficients, O(n) per candidate. The sarima package adapter was not used: it exposes no coefficients, so a stored model would
  *     have to keep the series and refit on revive, and its likelihood search costs seconds on long series
  *     where this costs milliseconds. Orders whose AR part is not stationary or MA part not invertible are
  *     skipped, so the error forecast decays to zero.
@@ -31,17 +31,16 @@
  * the last fitted time get the regression plus the ARMA's one-step value (stored for the last
  * IN_SAMPLE_STEPS steps; the regression alone before them).
  */
-import { CholeskyDecomposition, EigenvalueDecomposition, Matrix } from 'ml-matrix';
-import { diff, gaussianAicc } from './closed-forms.js';
+import { diff, gaussianAicc } from '../stats/closed-forms.js';
+import { armaPath, fitArma, innovationsOf, MAX_AR, MAX_MA } from '../stats/arma.js';
+import { nestedRss, solveSubset, type GramSystem } from '../stats/least-squares.js';
+import { chooseDifferencing } from '../stats/stationarity.js';
 import { gridOf } from './ets.js';
 import { hasLongSeason, type FitContext, type FitRows, type FittedModel, type ModelFamily, type PredictRows } from './model.js';
-import { chooseDifferencing } from './sarima-search.js';
 
 const MAX_HARMONICS = 40;
 /** Rows x columns^2 of one Gram matrix: fewer harmonics per period on long series (100k rows: 10 each of two). */
 const GRAM_WORK = 2e8;
-const MAX_AR = 3;
-const MAX_MA = 2;
 const ARMA_HISTORY = 10_000;
 const IN_SAMPLE_STEPS = 2000;
 const MIN_ROWS = 16;
@@ -50,9 +49,6 @@ const PROGRESS_ROWS = 8192;
 /** History the regression sees: this many cycles of the longest period, at least MIN_HISTORY steps. */
 const HISTORY_CYCLES = 10;
 const MIN_HISTORY = 2000;
-/** auto.arima's guard: roots within this modulus of the unit circle are refused. */
-const MIN_ROOT_MODULUS = 1.01;
-
 export interface HarmonicTerm {
   period: number;
   k: number;
@@ -107,16 +103,6 @@ export function candidateTerms(periods: number[], cap = MAX_HARMONICS): Harmonic
   });
 }
 
-interface Design {
-  /** Column count: intercept, trend, 2 per Fourier term, features. */
-  width: number;
-  gram: Float64Array;
-  cross: Float64Array;
-  yy: number;
-  /** Rows in the sums (prewhitening drops those without `ar.length` consecutive predecessors). */
-  rows: number;
-}
-
 function rowOf(t: number, features: number[], centre: number, scale: number, terms: HarmonicTerm[], out: Float64Array): void {
   out[0] = 1;
   out[1] = (t - centre) / scale;
@@ -143,7 +129,7 @@ function designOf(
   width: number,
   ar: number[],
   progress: (share: number) => void,
-): Design {
+): GramSystem {
   const gram = new Float64Array(width * width);
   const cross = new Float64Array(width);
   const p = ar.length;
@@ -179,146 +165,7 @@ function designOf(
   return { width, gram, cross, yy, rows: used };
 }
 
-/** Ridge-regularised least squares on a subset of the design's columns: coefficients and residual sum of squares. */
-function solveSubset(design: Design, columns: number[], ridge: number): { beta: number[]; rss: number } | null {
-  const m = columns.length;
-  const a = new Matrix(m, m);
-  const c = new Matrix(m, 1);
-  columns.forEach((ci, i) => {
-    columns.forEach((cj, j) => a.set(i, j, design.gram[ci * design.width + cj]! + (i === j ? ridge : 0)));
-    c.set(i, 0, design.cross[ci]!);
-  });
-  const chol = new CholeskyDecomposition(a);
-  if (!chol.isPositiveDefinite()) return null;
-  const beta = chol.solve(c).getColumn(0);
-  // RSS of the ridge solution = y'y - 2 b'c + b'G b (G without the ridge).
-  let bc = 0;
-  let bgb = 0;
-  columns.forEach((ci, i) => {
-    bc += beta[i]! * design.cross[ci]!;
-    columns.forEach((cj, j) => (bgb += beta[i]! * beta[j]! * design.gram[ci * design.width + cj]!));
-  });
-  return { beta, rss: Math.max(design.yy - 2 * bc + bgb, 0) };
-}
-
 const aicc = (n: number, rss: number, k: number) => gaussianAicc(rss, n, k);
-
-// ---------------------------------------------------------------------------------------------------------
-// ARMA errors by Hannan-Rissanen.
-
-interface Arma {
-  ar: number[];
-  ma: number[];
-}
-
-/** Least squares of y on the columns (rows x columns), or null when singular. */
-function leastSquares(columns: Float64Array[], y: Float64Array): { beta: number[]; rss: number } | null {
-  const m = columns.length;
-  let yy = 0;
-  for (const v of y) yy += v * v;
-  if (m === 0) return { beta: [], rss: yy };
-  const gram = new Float64Array(m * m);
-  const cross = new Float64Array(m);
-  for (let a = 0; a < m; a++) {
-    const ca = columns[a]!;
-    for (let i = 0; i < y.length; i++) cross[a]! += ca[i]! * y[i]!;
-    for (let b = a; b < m; b++) {
-      const cb = columns[b]!;
-      let s = 0;
-      for (let i = 0; i < y.length; i++) s += ca[i]! * cb[i]!;
-      gram[a * m + b] = s;
-      gram[b * m + a] = s;
-    }
-  }
-  const all = Array.from({ length: m }, (_, i) => i);
-  return solveSubset({ width: m, gram, cross, yy, rows: y.length }, all, 1e-12 * Math.max(1, yy));
-}
-
-/** Every root of 1 - c1 z - ... - cp z^p lies outside MIN_ROOT_MODULUS (the companion's eigenvalues inside its inverse). */
-function rootsOutside(c: number[]): boolean {
-  const p = c.length;
-  if (p === 0) return true;
-  const companion = new Matrix(p, p);
-  for (let j = 0; j < p; j++) companion.set(0, j, c[j]!);
-  for (let i = 1; i < p; i++) companion.set(i, i - 1, 1);
-  const eig = new EigenvalueDecomposition(companion);
-  return eig.realEigenvalues.every((re, i) => Math.hypot(re, eig.imaginaryEigenvalues[i]!) < 1 / MIN_ROOT_MODULUS);
-}
-
-/** Innovations of an ARMA over the series (zeros before the first max(p, q) steps) and one-step values. */
-function innovationsOf(e: Float64Array, model: Arma): { innovations: Float64Array; oneStep: Float64Array } {
-  const p = model.ar.length;
-  const q = model.ma.length;
-  const innovations = new Float64Array(e.length);
-  const oneStep = new Float64Array(e.length);
-  for (let t = 0; t < e.length; t++) {
-    let v = 0;
-    for (let i = 1; i <= p; i++) v += t - i >= 0 ? model.ar[i - 1]! * e[t - i]! : 0;
-    for (let j = 1; j <= q; j++) v += t - j >= 0 ? model.ma[j - 1]! * innovations[t - j]! : 0;
-    oneStep[t] = v;
-    innovations[t] = e[t]! - v;
-  }
-  return { innovations, oneStep };
-}
-
-export function fitArma(e: Float64Array, maxAr = MAX_AR, maxMa = MAX_MA): Arma {
-  const n = e.length;
-  const longOrder = Math.min(40, Math.max(MAX_AR + MAX_MA, Math.ceil(10 * Math.log10(Math.max(n, 10)))), Math.floor(n / 5));
-  const from = longOrder + Math.max(MAX_AR, MAX_MA);
-  if (longOrder < MAX_AR + MAX_MA || n - from < 20) return { ar: [], ma: [] };
-  // Stage 1: a long autoregression's residuals stand for the innovations (not needed without MA terms).
-  const lagged = (series: Float64Array, lag: number, start: number) => series.subarray(start - lag, n - lag);
-  const innovations = new Float64Array(n);
-  if (maxMa > 0) {
-    const long = leastSquares(
-      Array.from({ length: longOrder }, (_, j) => lagged(e, j + 1, longOrder)),
-      e.subarray(longOrder),
-    );
-    if (!long) return { ar: [], ma: [] };
-    for (let t = longOrder; t < n; t++) {
-      let v = e[t]!;
-      for (let j = 1; j <= longOrder; j++) v -= long.beta[j - 1]! * e[t - j]!;
-      innovations[t] = v;
-    }
-  }
-  // Stage 2: every (p, q) on the same sample, by AICc.
-  const y = e.subarray(from);
-  const count = y.length;
-  let best: Arma = { ar: [], ma: [] };
-  let bestScore = Infinity;
-  for (let p = 0; p <= maxAr; p++) {
-    for (let q = 0; q <= maxMa; q++) {
-      const columns = [...Array.from({ length: p }, (_, i) => lagged(e, i + 1, from)), ...Array.from({ length: q }, (_, j) => lagged(innovations, j + 1, from))];
-      const fit = leastSquares(columns, y);
-      if (!fit) continue;
-      const model = { ar: fit.beta.slice(0, p), ma: fit.beta.slice(p) };
-      // The MA polynomial is 1 + theta1 z + ...: its roots are those of 1 - (-theta) z - ...
-      if (!rootsOutside(model.ar) || !rootsOutside(model.ma.map((v) => -v))) continue;
-      const score = aicc(count, fit.rss, p + q + 1);
-      if (score < bestScore - 1e-9) {
-        bestScore = score;
-        best = model;
-      }
-    }
-  }
-  return best;
-}
-
-/** The ARMA's forecast of the error 1..steps ahead from the stored last errors and innovations. */
-export function armaPath(state: Pick<HarmonicState, 'ar' | 'ma' | 'lastErrors' | 'lastInnovations'>, steps: number): number[] {
-  const errors = state.lastErrors.slice();
-  const innovations = state.lastInnovations.slice();
-  const path: number[] = [];
-  for (let h = 1; h <= steps; h++) {
-    let v = 0;
-    state.ar.forEach((c, i) => (v += c * (errors[errors.length - 1 - i] ?? 0)));
-    state.ma.forEach((c, j) => (v += c * (innovations[innovations.length - 1 - j] ?? 0)));
-    path.push(v);
-    errors.push(v);
-    innovations.push(0);
-  }
-  return path;
-}
 
 /** The error's forecast 1..steps ahead: the ARMA's, cumulated from the last error when integrated. */
 export function errorPath(state: HarmonicState, steps: number): number[] {
@@ -332,39 +179,6 @@ export function errorPath(state: HarmonicState, steps: number): number[] {
 // The family.
 
 /**
- * Residual sums of squares of the nested fits on the first 1, 2, ..., m of `columns` (ridge-regularised):
- * the Cholesky factor of a leading block is the leading block of the whole factor, so one factorisation and
- * one forward substitution z = L^-1 X'y give them all, rss(j) = y'y - (z_1^2 + ... + z_j^2).
- */
-function nestedRss(design: Design, columns: number[], ridge: number): number[] {
-  const m = columns.length;
-  const l = new Float64Array(m * m);
-  const z = new Float64Array(m);
-  const out: number[] = [];
-  let explained = 0;
-  for (let i = 0; i < m; i++) {
-    const ci = columns[i]!;
-    for (let j = 0; j <= i; j++) {
-      let sum = design.gram[ci * design.width + columns[j]!]! + (i === j ? ridge : 0);
-      for (let k = 0; k < j; k++) sum -= l[i * m + k]! * l[j * m + k]!;
-      if (i === j) {
-        // Not positive: this column adds nothing the earlier ones do not span, and neither can later fits.
-        if (!(sum > 0)) return out;
-        l[i * m + i] = Math.sqrt(sum);
-      } else {
-        l[i * m + j] = sum / l[j * m + j]!;
-      }
-    }
-    let zi = design.cross[ci]!;
-    for (let k = 0; k < i; k++) zi -= l[i * m + k]! * z[k]!;
-    z[i] = zi / l[i * m + i]!;
-    explained += z[i]! * z[i]!;
-    out.push(Math.max(design.yy - explained, 0));
-  }
-  return out;
-}
-
-/**
  * K per period by AICc on the design, greedily (the full grid is 41^periods fits): one period at a time with
  * the others fixed, shortest first, starting from K = 1, the K of lowest AICc over the period's whole range
  * (every K from one nested factorisation, nestedRss); passes repeat until one changes nothing. The whole
@@ -373,7 +187,7 @@ function nestedRss(design: Design, columns: number[], ridge: number): number[] {
  * MAE of K 35). The price: AICc sometimes takes a noise harmonic (2 of 6 seeds of a known signal got the true
  * K with it, 4 of 6 with the walk).
  */
-function chooseHarmonics(design: Design, perPeriod: HarmonicTerm[][], columnsOf: (ks: number[]) => number[], ridge: number): number[] {
+function chooseHarmonics(design: GramSystem, perPeriod: HarmonicTerm[][], columnsOf: (ks: number[]) => number[], ridge: number): number[] {
   const n = design.rows;
   const ks = perPeriod.map((ts) => Math.min(1, ts.length));
   const scoreOf = (rss: number | undefined, k: number) => (rss === undefined || k + 2 >= n ? Infinity : aicc(n, rss, k + 1));
@@ -443,7 +257,7 @@ export function fitHarmonic(allRows: FitRows, periodsWanted: number[], progress:
     ...ks.flatMap((k, i) => Array.from({ length: 2 * k }, (_, j) => offsets[i]! + j)),
     ...featureColumns,
   ];
-  const regressionOf = (design: Design, integrated: boolean) => {
+  const regressionOf = (design: GramSystem, integrated: boolean) => {
     const columnsOf = columnsFor(integrated);
     const ks = chooseHarmonics(design, perPeriod, columnsOf, ridge);
     const fit = solveSubset(design, columnsOf(ks), ridge);

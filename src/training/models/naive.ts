@@ -14,9 +14,9 @@
  *  majority        the most frequent class (categorical; ties by name)
  * Rows at or before T get the same formulas (there is no in-sample state beyond these figures).
  */
-import { diff } from './closed-forms.js';
+import { diff } from '../stats/closed-forms.js';
+import { levelStationary } from '../stats/stationarity.js';
 import { longestPeriod, type FamilyTraits, type FitRows, type FittedModel, type ModelFamily, type PredictRows, type SeriesInfo } from './model.js';
-import { levelStationary } from './sarima-search.js';
 import { isSeasonal, MAX_SEASON as THETA_MAX_SEASON } from './theta.js';
 
 type NaiveName = 'naive' | 'seasonal_naive' | 'seasonal_naive_long' | 'drift' | 'seasonal_drift' | 'mean' | 'median' | 'season_mean';

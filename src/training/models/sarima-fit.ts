@@ -10,14 +10,8 @@
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { EigenvalueDecomposition, Matrix } from 'ml-matrix';
-
-/**
- * auto.arima's guard: a fit whose AR or MA polynomial has a root within this modulus of the unit circle is
- * not a candidate. Such a fit is a unit root the differencing did not take out (its forecasts run away, e.g.
- * AR1 + AR2 = 1.002 on US employment: +45,000 in a year) or an MA term that cannot be inverted.
- */
-export const MIN_ROOT_MODULUS = 1.01;
+import { diff, lineThrough, mean } from '../stats/closed-forms.js';
+import { MIN_ROOT_MODULUS, smallestRootModulus } from '../stats/roots.js';
 
 export interface SarimaOrders {
   p: number;
@@ -138,34 +132,12 @@ export function coefficientsOf(lines: string[]): Coefficients {
 }
 
 /**
- * Smallest modulus of the roots of the model's polynomials, each 1 - c1 z^l - ... - ck z^(kl) (the package
- * writes both AR and MA terms with a minus, Box-Jenkins style; a fitted MA(1) of e_t + 0.6 e_t-1 reads
- * MA1 = -0.6). The roots in w = z^l are the reciprocals of the companion matrix's eigenvalues, and |z| =
- * |w|^(1/l). NaN coefficients (a failed fit) count as a root on the circle.
+ * Smallest modulus of the roots of the model's polynomials (the package writes both AR and MA terms with a
+ * minus, Box-Jenkins style; a fitted MA(1) of e_t + 0.6 e_t-1 reads MA1 = -0.6); the seasonal ones in z^season.
  */
 export function minRootModulus(c: Coefficients, season: number): number {
-  let min = Number.POSITIVE_INFINITY;
-  const check = (coefs: number[], lag: number) => {
-    const k = coefs.length;
-    if (k === 0) return;
-    if (coefs.some((v) => !Number.isFinite(v))) {
-      min = Math.min(min, 1);
-      return;
-    }
-    const companion = Matrix.zeros(k, k);
-    coefs.forEach((v, i) => companion.set(0, i, v));
-    for (let i = 1; i < k; i++) companion.set(i, i - 1, 1);
-    const eig = new EigenvalueDecomposition(companion);
-    eig.realEigenvalues.forEach((re, i) => {
-      const modulus = Math.hypot(re, eig.imaginaryEigenvalues[i]!);
-      min = Math.min(min, modulus > 0 ? (1 / modulus) ** (1 / lag) : Number.POSITIVE_INFINITY);
-    });
-  };
-  check(c.AR, 1);
-  check(c.MA, 1);
-  check(c.SAR, Math.max(1, season));
-  check(c.SMA, Math.max(1, season));
-  return min;
+  const lag = Math.max(1, season);
+  return Math.min(smallestRootModulus(c.AR, 1), smallestRootModulus(c.MA, 1), smallestRootModulus(c.SAR, lag), smallestRootModulus(c.SMA, lag));
 }
 
 /**
@@ -183,4 +155,39 @@ export function forecastOnce(model: ArimaInstance, o: SarimaOrders, n: number, s
   const [values] = model.predict(steps, regressors(o, n, steps, n));
   rt.drain();
   return values;
+}
+
+/** The package forecasts these without the series' level, so their forecast is noiseOnlyForecast's. */
+export const noiseOnly = (o: SarimaOrders) => o.p + o.q + o.P + o.Q === 0;
+
+/**
+ * Forecasts of a model without AR or MA terms, (1-B)^d (1-B^s)^D y_t = c + e_t: the package fits these but
+ * forecasts them without the series' level (zeros, or the drift line through the origin: a test shows it),
+ * so they are computed here. c is the mean of the differenced series when the model has a drift (or a mean,
+ * d+D = 0), the least-squares line through it when the drift trends, and 0 otherwise; future noise is 0.
+ */
+export function noiseOnlyForecast(series: number[], o: SarimaOrders, steps: number): number[] {
+  let poly = [1];
+  const times = (factor: number[]) => {
+    const out = new Array<number>(poly.length + factor.length - 1).fill(0);
+    poly.forEach((a, i) => factor.forEach((b, j) => (out[i + j] = out[i + j]! + a * b)));
+    poly = out;
+  };
+  for (let k = 0; k < o.d; k++) times([1, -1]);
+  if (o.s > 0) for (let k = 0; k < o.D; k++) times([1, ...new Array<number>(o.s - 1).fill(0), -1]);
+  const order = poly.length - 1;
+  let differenced = series;
+  for (let k = 0; k < o.d; k++) differenced = diff(differenced, 1);
+  if (o.s > 0) for (let k = 0; k < o.D; k++) differenced = diff(differenced, o.s);
+  const c = (o.drift || order === 0) && differenced.length > 0 ? mean(differenced) : 0;
+  // The differenced value at step t of the series is differenced[t - order].
+  const drift = o.trendingDrift ? lineThrough(differenced) : { at: () => c };
+  const values = [...series];
+  for (let k = 0; k < steps; k++) {
+    const t = values.length;
+    let next = drift.at(t - order);
+    for (let j = 1; j <= order; j++) next -= poly[j]! * values[t - j]!;
+    values.push(next);
+  }
+  return values.slice(series.length);
 }

@@ -19,10 +19,11 @@
  * stored series value at that time (the observed, or interpolated, value: the best one-step value we can
  * give without the package's residuals).
  */
-import { noiseOnly, noiseOnlyForecast, toGrid } from './closed-forms.js';
+import { toGrid } from '../stats/closed-forms.js';
+import { MAX_SEASON } from '../stats/stationarity.js';
 import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
-import { fitOnce, forecastOnce, type ArimaInstance, type SarimaOrders } from './sarima-fit.js';
-import { MAX_BACKTEST_FITS, MAX_FITS, MAX_SEASON, selectOrders } from './sarima-search.js';
+import { fitOnce, forecastOnce, noiseOnly, noiseOnlyForecast, type ArimaInstance, type SarimaOrders } from './sarima-fit.js';
+import { MAX_BACKTEST_FITS, MAX_FITS, selectOrders } from './sarima-search.js';
 
 /** Fitted history: at least this many steps (or 10 seasons when longer). */
 const MIN_HISTORY = 600;

@@ -14,7 +14,7 @@
  */
 import { fitEts, gridOf, type EtsState } from './ets.js';
 import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows } from './model.js';
-import { lineThrough } from './closed-forms.js';
+import { lineThrough } from '../stats/closed-forms.js';
 
 export const MAX_SEASON = 60;
 /** Rows a Theta fit needs: its SES and line (the drift) on five, as ETS's simplest form (ets.ts MIN_ROWS). */

@@ -1,45 +1,7 @@
 /**
  * Closed forms the series families share: the regular time grid a fit works on, differences and moments, the
- * least-squares line (the ETS and Theta families' starting slope, the trending drift), and the forecast of a
- * SARIMA model without AR or MA terms, which the `arima` package gets wrong (see noiseOnlyForecast).
+ * least-squares line (the ETS and Theta families' starting slope, the trending drift) and a Gaussian fit's AICc.
  */
-import type { SarimaOrders } from './sarima-fit.js';
-
-/** The package forecasts these without the series' level, so their forecast is noiseOnlyForecast's. */
-export const noiseOnly = (o: SarimaOrders) => o.p + o.q + o.P + o.Q === 0;
-
-/**
- * Forecasts of a model without AR or MA terms, (1-B)^d (1-B^s)^D y_t = c + e_t: the package fits these but
- * forecasts them without the series' level (zeros, or the drift line through the origin: a test shows it),
- * so they are computed here. c is the mean of the differenced series when the model has a drift (or a mean,
- * d+D = 0), the least-squares line through it when the drift trends, and 0 otherwise; future noise is 0.
- */
-export function noiseOnlyForecast(series: number[], o: SarimaOrders, steps: number): number[] {
-  let poly = [1];
-  const times = (factor: number[]) => {
-    const out = new Array<number>(poly.length + factor.length - 1).fill(0);
-    poly.forEach((a, i) => factor.forEach((b, j) => (out[i + j] = out[i + j]! + a * b)));
-    poly = out;
-  };
-  for (let k = 0; k < o.d; k++) times([1, -1]);
-  if (o.s > 0) for (let k = 0; k < o.D; k++) times([1, ...new Array<number>(o.s - 1).fill(0), -1]);
-  const order = poly.length - 1;
-  let differenced = series;
-  for (let k = 0; k < o.d; k++) differenced = diff(differenced, 1);
-  if (o.s > 0) for (let k = 0; k < o.D; k++) differenced = diff(differenced, o.s);
-  const c = (o.drift || order === 0) && differenced.length > 0 ? mean(differenced) : 0;
-  // The differenced value at step t of the series is differenced[t - order].
-  const drift = o.trendingDrift ? lineThrough(differenced) : { at: () => c };
-  const values = [...series];
-  for (let k = 0; k < steps; k++) {
-    const t = values.length;
-    let next = drift.at(t - order);
-    for (let j = 1; j <= order; j++) next -= poly[j]! * values[t - j]!;
-    values.push(next);
-  }
-  return values.slice(series.length);
-}
-
 /** Puts the rows on the full integer grid (linear interpolation across gaps) and keeps the last `cap` steps. */
 export function toGrid(time: number[], target: number[], cap: number): { start: number; series: number[] } {
   if (time.length !== target.length || time.length === 0) throw new Error('sarima: no rows to fit');
