@@ -32,7 +32,7 @@ export interface OursRun {
   rows: Record<string, string>[];
   /** The engine's own split (result.timing.phases), when it reports one. */
   phases?: Record<string, number>;
-  /** result.selection.panel (src/training/types.ts PanelReport), when the engine reports one. */
+  /** result.selection.panel (src/training/core/types.ts PanelReport), when the engine reports one. */
   panel?: { keys?: string[]; series?: number; shortest?: number; longest?: number; wins?: Record<string, number> };
   outputs?: { column: string; chosen: string }[];
   /** Service only: the upload's request (read and stored) and the output's (written back). */

@@ -95,7 +95,7 @@ interface Ours {
   model: string;
 }
 
-/** The part of GET /jobs_progress progress=2 Stat.Selection read here (src/training/types.ts SelectionReport). */
+/** The part of GET /jobs_progress progress=2 Stat.Selection read here (src/training/core/types.ts SelectionReport). */
 interface Selection {
   outputs: { column: string; chosen: string; description: string; error: number; baseline: { name: string; error: number } }[];
 }

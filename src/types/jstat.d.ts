@@ -1,4 +1,4 @@
-// jstat ships no types; the Student-t quantile (src/training/intervals.ts), and the chi-square distribution function
+// jstat ships no types; the Student-t quantile (src/training/selection/intervals.ts), and the chi-square distribution function
 // and Spearman's rank correlation (bench/forecast/panels-study.ts's Ljung-Box test and `optimism`) are used.
 declare module 'jstat' {
   const jStat: {

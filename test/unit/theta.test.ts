@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { rowsOf, seasonContext } from './family-support.js';
-import { fitTheta, isSeasonal, thetaFamily, thetaForecast } from '../../src/training/models/theta.js';
+import { fitTheta, thetaFamily, thetaForecast } from '../../src/training/models/theta.js';
+import { isSeasonal } from '../../src/training/stats/stationarity.js';
 import { mulberry32 } from '../../src/training/core/prng.js';
 
 const random = mulberry32(5);

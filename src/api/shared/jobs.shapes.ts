@@ -183,7 +183,7 @@ export function trainingRecord(training: TrainingRow, tz: string): z.output<type
  * GET /jobs_progress: `{Advance}` (0-100). `progress`=1 adds `Status` and `Results`: the training's
  * figures as the engine has reached them. `progress`=2 adds `Stat`: the job's status record, with the
  * engine's explanation of a finished run as text (`Explanation`, also in the status record) and as the
- * structured report (`Selection`, src/training/types.ts SelectionReport; null before a run finished).
+ * structured report (`Selection`, src/training/core/types.ts SelectionReport; null before a run finished).
  */
 export function progressRecord(report: ProgressReport, progress: number, tz: string): z.output<typeof ProgressRecord> {
   const job = report.job;

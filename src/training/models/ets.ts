@@ -17,12 +17,12 @@
  * before T get the stored one-step fitted value.
  */
 import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from './model.js';
-import { gaussianAicc, lineThrough, toGrid } from '../stats/closed-forms.js';
+import { gaussianAicc, gridOf, lineThrough } from '../stats/closed-forms.js';
 import { nelderMead } from './simplex.js';
 
 const MAX_SEASON = 60;
 /** Fitted history: the last steps only, so a long upload costs as much as this one. */
-const MAX_HISTORY = 2000;
+export const MAX_HISTORY = 2000;
 /**
  * Rows an ETS fit needs: five leave simple exponential smoothing (alpha and l0) two degrees of freedom, and each
  * richer form joins where AICc's own bound n > k + 1 lets it (Holt at six, damped at seven, formsFor + fitForm).
@@ -227,7 +227,7 @@ export function etsForecast(state: EtsState, h: number): number {
 
 const TREND_NAMES = { none: 'simple exponential smoothing', additive: 'Holt linear trend', damped: 'damped trend' } as const;
 
-/** Whether a fit's description (describeEts) is of a damped trend: one of the simple references of src/training/evidence.ts. */
+/** Whether a fit's description (describeEts) is of a damped trend: one of the simple references of series/evidence.ts. */
 export const describesDampedTrend = (description: string) => description.includes(`) ${TREND_NAMES.damped}`);
 
 export function describeEts(state: EtsState): string {
@@ -252,14 +252,6 @@ function revive(state: EtsState): FittedModel<EtsState> {
   };
 }
 
-/** Regular grid of the fit rows (last `cap` steps); throws on rows a smoother cannot use. */
-export function gridOf(rows: FitRows, family: string, cap = MAX_HISTORY): { start: number; series: number[] } {
-  const target = rows.target as number[];
-  if (target.some((v) => typeof v !== 'number' || !Number.isFinite(v))) throw new Error(`${family}: the target has non-numeric values`);
-  for (let i = 1; i < rows.time.length; i++) if (!((rows.time[i] as number) > (rows.time[i - 1] as number))) throw new Error(`${family}: time must be strictly increasing`);
-  return toGrid(rows.time.map(Math.round), target, cap);
-}
-
 export const etsFamily: ModelFamily<EtsState> = {
   name: 'ets',
   kind: 'numeric',
@@ -267,7 +259,7 @@ export const etsFamily: ModelFamily<EtsState> = {
   applies: (info, n) => info.timeOrdered && n >= MIN_ROWS,
   cost: (info, n) => Math.max(2, Math.round((formsFor(info, n).length * Math.min(n, MAX_HISTORY)) / 200)),
   fit(rows: FitRows, ctx: FitContext) {
-    const { start, series } = gridOf(rows, 'ets');
+    const { start, series } = gridOf(rows, 'ets', MAX_HISTORY);
     return revive(fitEts(series, start, ctx.info.season, formsFor(ctx.info, series.length), (share) => ctx.progress(share)));
   },
   revive(state) {

@@ -31,11 +31,10 @@
  * the last fitted time get the regression plus the ARMA's one-step value (stored for the last
  * IN_SAMPLE_STEPS steps; the regression alone before them).
  */
-import { diff, gaussianAicc } from '../stats/closed-forms.js';
+import { diff, gaussianAicc, gridOf } from '../stats/closed-forms.js';
 import { armaPath, fitArma, innovationsOf, MAX_AR, MAX_MA } from '../stats/arma.js';
 import { nestedRss, solveSubset, type GramSystem } from '../stats/least-squares.js';
 import { chooseDifferencing } from '../stats/stationarity.js';
-import { gridOf } from './ets.js';
 import { hasLongSeason, type FitContext, type FitRows, type FittedModel, type ModelFamily, type PredictRows } from './model.js';
 
 const MAX_HARMONICS = 40;
@@ -277,7 +276,7 @@ export function fitHarmonic(allRows: FitRows, periodsWanted: number[], progress:
   };
   const residualsOf = (model: Regression) => {
     const residuals = time.map((t, i) => target[i]! - regressionAt(model, t, rows.features[i]!));
-    return gridOf({ time, features: rows.features, target: residuals }, 'harmonic', ARMA_HISTORY);
+    return gridOf({ time, target: residuals }, 'harmonic', ARMA_HISTORY);
   };
   // Ordinary least squares first. Its residuals decide d (KPSS, as auto.arima) and give an AR(<= 3) of the
   // (differenced) errors; the rows filtered by (1 - B)^d and that AR are then fitted again, K chosen anew

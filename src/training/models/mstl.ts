@@ -16,7 +16,8 @@
  * R's package was not used as a dependency (none in JavaScript keeps a decomposition one could store);
  * @bsull/augurs's MSTL exposes no state to revive, so it only serves the unit test as a reference.
  */
-import { etsForecast, fitEts, formsFor, gridOf, describeEts, type EtsState } from './ets.js';
+import { gridOf } from '../stats/closed-forms.js';
+import { etsForecast, fitEts, formsFor, describeEts, type EtsState } from './ets.js';
 import { hasLongSeason, type FitContext, type FitRows, type FittedModel, type ModelFamily, type PredictRows, type SeriesInfo } from './model.js';
 import { stl } from './stl.js';
 

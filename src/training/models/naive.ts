@@ -15,9 +15,8 @@
  * Rows at or before T get the same formulas (there is no in-sample state beyond these figures).
  */
 import { diff } from '../stats/closed-forms.js';
-import { levelStationary } from '../stats/stationarity.js';
+import { isSeasonal, levelStationary, MAX_TESTED_SEASON } from '../stats/stationarity.js';
 import { longestPeriod, type FamilyTraits, type FitRows, type FittedModel, type ModelFamily, type PredictRows, type SeriesInfo } from './model.js';
-import { isSeasonal, MAX_SEASON as THETA_MAX_SEASON } from './theta.js';
 
 type NaiveName = 'naive' | 'seasonal_naive' | 'seasonal_naive_long' | 'drift' | 'seasonal_drift' | 'mean' | 'median' | 'season_mean';
 
@@ -129,14 +128,14 @@ function seasonOf(name: NaiveName, info: SeriesInfo): number {
 const keepsLevel: Admits = (values) => levelStationary(values);
 
 /**
- * Whether a series' first differences show its season by the M4 test (theta.ts isSeasonal); true where the test
+ * Whether a series' first differences show its season by the M4 test (stats/stationarity.ts isSeasonal); true where the test
  * cannot tell: a season beyond its 60 steps (sub-daily data) or fewer than two seasons of differences. The calendar
  * gives every business-daily series a week of 5 and every monthly one a year of 12; a price that walks has neither,
  * and there last week's or last year's value is the last value plus noise.
  */
 const showsSeason: Admits = (values, info) => {
   const differences = diff(values, 1);
-  return info.season > THETA_MAX_SEASON || differences.length < 2 * info.season || isSeasonal(differences, info.season);
+  return info.season > MAX_TESTED_SEASON || differences.length < 2 * info.season || isSeasonal(differences, info.season);
 };
 
 export const naiveFamilies: ModelFamily[] = [

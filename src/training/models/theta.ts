@@ -2,7 +2,7 @@
  * The Theta method ('theta', numeric), winner of the M3 competition, in the form of Hyndman and
  * Billah (2003) that statsmodels' ThetaModel and StatsForecast's standard Theta fit:
  *  1. Seasonality test (the M3/M4 one): with r_k the autocorrelations, the series is seasonal when
- *     |r_m| > 1.645 sqrt((1 + 2 sum_{k<m} r_k^2) / n) (90%), the season m is 2..MAX_SEASON and at least two
+ *     |r_m| > 1.645 sqrt((1 + 2 sum_{k<m} r_k^2) / n) (90%), the season m is 2..MAX_TESTED_SEASON and at least two
  *     seasons are there. A seasonal series is divided by the seasonal indices of a classical multiplicative
  *     decomposition (centred moving average of the season's length; indices normalised to mean 1), or, when
  *     a value is not positive, has the additive indices subtracted.
@@ -12,11 +12,11 @@
  *     then the season put back.
  * Rows at or before the last fitted time get the one-step fitted value, reseasonalised.
  */
-import { fitEts, gridOf, type EtsState } from './ets.js';
+import { fitEts, MAX_HISTORY as ETS_HISTORY, type EtsState } from './ets.js';
 import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows } from './model.js';
-import { lineThrough } from '../stats/closed-forms.js';
+import { gridOf, lineThrough } from '../stats/closed-forms.js';
+import { isSeasonal } from '../stats/stationarity.js';
 
-export const MAX_SEASON = 60;
 /** Rows a Theta fit needs: its SES and line (the drift) on five, as ETS's simplest form (ets.ts MIN_ROWS). */
 const MIN_ROWS = 5;
 
@@ -35,23 +35,6 @@ export interface ThetaState {
 }
 
 const slotOf = (t: number, s: number) => ((Math.round(t) % s) + s) % s;
-
-/** The 90% seasonality test of the M4 benchmark's Theta (see the module comment). */
-export function isSeasonal(y: number[], m: number): boolean {
-  const n = y.length;
-  if (m < 2 || m > MAX_SEASON || n < 2 * m) return false;
-  const mean = y.reduce((a, b) => a + b, 0) / n;
-  const c0 = y.reduce((a, v) => a + (v - mean) ** 2, 0);
-  if (c0 === 0) return false;
-  const acf = (k: number) => {
-    let s = 0;
-    for (let i = k; i < n; i++) s += ((y[i] as number) - mean) * ((y[i - k] as number) - mean);
-    return s / c0;
-  };
-  let sum = 0;
-  for (let k = 1; k < m; k++) sum += acf(k) ** 2;
-  return Math.abs(acf(m)) > 1.645 * Math.sqrt((1 + 2 * sum) / n);
-}
 
 /** Classical decomposition's seasonal indices per slot (multiplicative: mean 1; additive: mean 0). */
 export function seasonalIndices(y: number[], start: number, m: number, multiplicative: boolean): number[] {
@@ -125,7 +108,7 @@ export const thetaFamily: ModelFamily<ThetaState> = {
   applies: (info, n) => info.timeOrdered && n >= MIN_ROWS,
   cost: (_info, n) => Math.max(1, Math.round(Math.min(n, 2000) / 200)),
   fit(rows: FitRows, ctx: FitContext) {
-    const { start, series } = gridOf(rows, 'theta');
+    const { start, series } = gridOf(rows, 'theta', ETS_HISTORY);
     return revive(fitTheta(series, start, ctx.info.season, (share) => ctx.progress(share)));
   },
   revive(state) {

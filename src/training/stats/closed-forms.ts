@@ -2,6 +2,14 @@
  * Closed forms the series families share: the regular time grid a fit works on, differences and moments, the
  * least-squares line (the ETS and Theta families' starting slope, the trending drift) and a Gaussian fit's AICc.
  */
+/** Regular grid of the fit rows (last `cap` steps); throws on rows a smoother cannot use. */
+export function gridOf(rows: { time: number[]; target: number[] | string[] }, family: string, cap: number): { start: number; series: number[] } {
+  const target = rows.target as number[];
+  if (target.some((v) => typeof v !== 'number' || !Number.isFinite(v))) throw new Error(`${family}: the target has non-numeric values`);
+  for (let i = 1; i < rows.time.length; i++) if (!((rows.time[i] as number) > (rows.time[i - 1] as number))) throw new Error(`${family}: time must be strictly increasing`);
+  return toGrid(rows.time.map(Math.round), target, cap);
+}
+
 /** Puts the rows on the full integer grid (linear interpolation across gaps) and keeps the last `cap` steps. */
 export function toGrid(time: number[], target: number[], cap: number): { start: number; series: number[] } {
   if (time.length !== target.length || time.length === 0) throw new Error('sarima: no rows to fit');

@@ -1,6 +1,7 @@
 /**
  * How much differencing a series needs, auto.arima's way: a KPSS test of level-stationarity for the regular
- * difference, the seasonal strength of a moving-average decomposition for the seasonal one. The SARIMA search,
+ * difference, the seasonal strength of a moving-average decomposition for the seasonal one; and whether a
+ * series shows its season at all (the M4 test). The SARIMA search,
  * the differencing families, the harmonic regression's errors and the naive baselines' admission all decide by
  * these, so they decide alike.
  */
@@ -114,4 +115,28 @@ export function kpssDifferences(series: number[]): number {
     x = diff(x, 1);
   }
   return d;
+}
+
+/** Longest season the M4 seasonality test (isSeasonal) is asked about: beyond it the test cannot tell. */
+export const MAX_TESTED_SEASON = 60;
+
+/**
+ * The 90% seasonality test of the M4 benchmark's Theta: with r_k the autocorrelations, the series is seasonal
+ * when |r_m| > 1.645 sqrt((1 + 2 sum_{k<m} r_k^2) / n), the season m is 2..MAX_TESTED_SEASON and at least two
+ * seasons are there.
+ */
+export function isSeasonal(y: number[], m: number): boolean {
+  const n = y.length;
+  if (m < 2 || m > MAX_TESTED_SEASON || n < 2 * m) return false;
+  const average = y.reduce((a, b) => a + b, 0) / n;
+  const c0 = y.reduce((a, v) => a + (v - average) ** 2, 0);
+  if (c0 === 0) return false;
+  const acf = (k: number) => {
+    let s = 0;
+    for (let i = k; i < n; i++) s += ((y[i] as number) - average) * ((y[i - k] as number) - average);
+    return s / c0;
+  };
+  let sum = 0;
+  for (let k = 1; k < m; k++) sum += acf(k) ** 2;
+  return Math.abs(acf(m)) > 1.645 * Math.sqrt((1 + 2 * sum) / n);
 }
