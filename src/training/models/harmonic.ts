@@ -117,6 +117,8 @@ function rowOf(t: number, features: number[], centre: number, scale: number, ter
 /**
  * X'X, X'y and y'y of the design, after the filter 1 - ar1 B - ar2 B^2 - ... on y and every column when `ar`
  * is not empty (prewhitening: least squares on the filtered rows is generalised least squares under AR errors).
+ * Its columns: intercept, trend, 2 per Fourier term, features; its rows: those with `ar.length` consecutive
+ * predecessors.
  */
 function designOf(
   time: number[],
