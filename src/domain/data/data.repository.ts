@@ -24,8 +24,8 @@ export const NUMBER_PATTERN = '^\\s*[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[
 export const cellRef = (col: number) => sql.ref(`c${Math.trunc(col)}`);
 /** A numeric cell as SQL sees it: the number when the text reads as one, else null (never a cast error). */
 export const numericCell = (col: number) => sql`(case when ${cellRef(col)} ~ ${sql.lit(NUMBER_PATTERN)} then ${cellRef(col)}::numeric end)`;
-/** Bound values per INSERT of rows, well under Postgres's 65,535 parameters a statement. */
-const INSERT_PARAMETERS = 30_000;
+/** Rows per INSERT of a dataset's rows: each column goes as one array parameter, so a statement stays a few MB. */
+const INSERT_ROWS = 10_000;
 /** Rows tables are named from the integer id only. */
 export const rowsTable = (datasetId: number) => sql.table(`data_rows_${Math.trunc(datasetId)}`);
 
@@ -110,11 +110,15 @@ export function createDataRepository(database: DatabaseHandle) {
 
     /** Rows (null is an empty cell) into a dataset's rows, in order, by INSERT: it runs on any connection, in any transaction. */
     async insertRows(datasetId: number, width: number, rows: (string | null)[][]): Promise<void> {
-      const columns = sql.join(Array.from({ length: width }, (_, i) => cellRef(i + 1)));
-      const perStatement = Math.max(1, Math.floor(INSERT_PARAMETERS / width));
-      for (let from = 0; from < rows.length; from += perStatement) {
-        const values = rows.slice(from, from + perStatement).map((row) => sql`(${sql.join(row.map((cell) => sql`${cell}`))})`);
-        await runner.run(compile(sql`insert into ${rowsTable(datasetId)} (${columns}) values ${sql.join(values)}`));
+      const cells = Array.from({ length: width }, (_, i) => cellRef(i + 1));
+      // One text array per column, unnested in order: about COPY's speed, where a bound value per cell took
+      // twice as long, and it runs in any transaction (COPY needs a connection Kysely does not lend).
+      for (let from = 0; from < rows.length; from += INSERT_ROWS) {
+        const chunk = rows.slice(from, from + INSERT_ROWS);
+        const arrays = Array.from({ length: width }, (_, c) => sql`${chunk.map((row) => row[c] ?? null)}::text[]`);
+        await runner.run(
+          compile(sql`insert into ${rowsTable(datasetId)} (${sql.join(cells)}) select ${sql.join(cells)} from unnest(${sql.join(arrays)}) with ordinality as u(${sql.join(cells)}, n) order by n`),
+        );
       }
     },
 
