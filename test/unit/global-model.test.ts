@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { meanMase, naive, panels, splitPanel, type Panel } from '../../bench/forecast/global-panels.js';
-import { fairShares, GLOBAL_DEFAULTS, runGlobalModel, runGlobalModelWith, type GlobalRound, type GlobalSeries } from '../../src/training/models/global.js';
+import { describeGlobalRun, fairShares, runGlobalRound, type GlobalOptions, type GlobalRound, type GlobalRoundRun, type GlobalSeries } from '../../src/training/models/global.js';
+import { meanMase, naive, panels, splitPanel, type Panel } from '../support/global-panels.js';
 
 /** Real panels (vega-datasets), read once. */
 const all = panels();
@@ -13,13 +13,28 @@ function heldOut(p: Panel) {
   return { splits, series: splits.map((s) => s.train), round };
 }
 
+/**
+ * The product path as panel/panel-part.ts takes it: runGlobalRound per round (its progress a share of the
+ * rounds), null when any round could not learn, the description of the rounds trained.
+ */
+function runRounds(series: GlobalSeries[], rounds: GlobalRound[], options: GlobalOptions) {
+  const runs: GlobalRoundRun[] = [];
+  for (let r = 0; r < rounds.length; r++) {
+    const progress = options.progress;
+    const run = runGlobalRound(series, rounds[r] as GlobalRound, r, { ...options, progress: progress ? (share) => progress((r + share) / rounds.length) : undefined });
+    if (!run) return null;
+    runs.push(run);
+  }
+  return { predictions: runs.map((r) => r.predictions), description: describeGlobalRun(runs.map((r) => r.trained), options.season) };
+}
+
 describe('global model across series', () => {
   const employment = panel('us-employment');
 
   it('gives the same forecasts for the same seed', () => {
     const { series, round } = heldOut(employment);
-    const a = runGlobalModel(series, [round], { season: 12, seed: 5 });
-    const b = runGlobalModel(series, [round], { season: 12, seed: 5 });
+    const a = runRounds(series, [round], { season: 12, seed: 5 });
+    const b = runRounds(series, [round], { season: 12, seed: 5 });
     expect(a).not.toBeNull();
     expect(b?.predictions).toEqual(a?.predictions);
     expect(a?.description).toMatch(/^global boosting over 23 series/);
@@ -37,7 +52,7 @@ describe('global model across series', () => {
     ];
     let calls = 0;
     let share = 0;
-    const run = runGlobalModel(series, rounds, { season: 12, seed: 1, progress: (done) => ((calls += 1), (share = done)) });
+    const run = runRounds(series, rounds, { season: 12, seed: 1, progress: (done) => ((calls += 1), (share = done)) });
     expect(run).not.toBeNull();
     const predictions = run?.predictions ?? [];
     expect(predictions).toHaveLength(2);
@@ -51,15 +66,15 @@ describe('global model across series', () => {
   it('is null for one series or too few rows, and never throws on odd input', () => {
     const one = employment.series[0] as GlobalSeries;
     const last = one.time[one.time.length - 1] as number;
-    expect(runGlobalModel([one], [{ cut: [last], predict: [[last + 1]] }], { season: 12, seed: 1 })).toBeNull();
+    expect(runRounds([one], [{ cut: [last], predict: [[last + 1]] }], { season: 12, seed: 1 })).toBeNull();
     const tiny = employment.series.slice(0, 3).map((s) => ({ time: s.time.slice(0, 10), values: s.values.slice(0, 10) }));
     const cut = tiny.map((s) => s.time[9] as number);
-    expect(runGlobalModel(tiny, [{ cut, predict: cut.map((c) => [c + 1]) }], { season: 12, seed: 1 })).toBeNull();
+    expect(runRounds(tiny, [{ cut, predict: cut.map((c) => [c + 1]) }], { season: 12, seed: 1 })).toBeNull();
     // A series with no value at or before its cut cannot be scaled: NaN, the others still forecast.
     const series = employment.series.slice(0, 4).map((s) => ({ time: s.time, values: s.values }));
     const empty: GlobalSeries = { time: [], values: [] };
     const end = series.map((s) => s.time[s.time.length - 1] as number);
-    const run = runGlobalModel([...series, empty], [{ cut: [...end, 0], predict: [...end.map((e) => [e + 1]), [1, 2]] }], { season: 12, seed: 1 });
+    const run = runRounds([...series, empty], [{ cut: [...end, 0], predict: [...end.map((e) => [e + 1]), [1, 2]] }], { season: 12, seed: 1 });
     expect(run?.predictions[0]?.[4]).toEqual([NaN, NaN]);
     expect(run?.predictions[0]?.slice(0, 4).flat().every((v) => Number.isFinite(v))).toBe(true);
   });
@@ -67,18 +82,19 @@ describe('global model across series', () => {
   it('trains on at most the row cap, a fair share of the most recent rows per series', () => {
     expect(fairShares([5, 100, 100, 1000], 300)).toEqual([5, 98, 98, 99]);
     expect(fairShares([5, 10], 300)).toEqual([5, 10]);
+    // Under the cap (100,000 rows) every known row after a series' first trains.
     const jobs = heldOut(panel('jobs'));
-    const run = runGlobalModelWith(jobs.series, [jobs.round], { season: 1, seed: 2 }, { ...GLOBAL_DEFAULTS, maxRows: 2000 });
+    const run = runRounds(jobs.series, [jobs.round], { season: 1, seed: 2 });
     const rows = Number(/\((\d+) rows\)/.exec(run?.description ?? '')?.[1]);
     expect(rows).toBeGreaterThan(1000);
-    expect(rows).toBeLessThanOrEqual(2000);
+    expect(rows).toBeLessThanOrEqual(jobs.series.reduce((a, s) => a + s.values.length - 1, 0));
     expect(run?.predictions[0]?.flat().every((v) => Number.isFinite(v))).toBe(true);
   });
 
   it('forecasts series with gaps (annual deaths by disaster type, years missing) within their known range', () => {
     const { splits, series, round } = heldOut(panel('disasters'));
     expect(splits.some((s) => (s.future[s.future.length - 1] as number) - (s.future[0] as number) > s.future.length - 1)).toBe(true);
-    const run = runGlobalModel(series, [round], { season: 1, seed: 1 });
+    const run = runRounds(series, [round], { season: 1, seed: 1 });
     expect(run).not.toBeNull();
     splits.forEach((s, i) => {
       const forecast = run?.predictions[0]?.[i] ?? [];
@@ -108,7 +124,7 @@ describe('global model across series', () => {
     });
     const cut = 24_000 + 71;
     const future = Array.from({ length: 24 }, (_, j) => cut + 1 + j);
-    const run = runGlobalModel(series.map((s) => ({ time: s.time.slice(0, 72), values: s.values.slice(0, 72) })), [{ cut: series.map(() => cut), predict: series.map(() => future) }], { season: 12, seed: 3 });
+    const run = runRounds(series.map((s) => ({ time: s.time.slice(0, 72), values: s.values.slice(0, 72) })), [{ cut: series.map(() => cut), predict: series.map(() => future) }], { season: 12, seed: 3 });
     expect(run).not.toBeNull();
     series.forEach((s, i) => {
       const truth = s.values.slice(72);
@@ -124,7 +140,7 @@ describe('global model across series', () => {
 
   it('beats the naive on a real panel (US employment by sector, last 12 months)', () => {
     const { splits, series, round } = heldOut(employment);
-    const run = runGlobalModel(series, [round], { season: 12, seed: 1 });
+    const run = runRounds(series, [round], { season: 12, seed: 1 });
     const global = meanMase(splits, 12, run?.predictions[0] ?? []);
     const last = meanMase(splits, 12, splits.map(naive));
     expect(global).toBeLessThan(0.8 * last);

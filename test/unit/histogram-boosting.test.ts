@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { panels } from '../../bench/forecast/global-panels.js';
+import { panels } from '../support/global-panels.js';
 import { binOf, fitHistogramBoosting, predictHistogramBoosting } from '../../src/training/models/histogram-boosting.js';
 
 /** One-step rows of the real monthly stocks: the last 12 returns as features, the next return as target. */

@@ -12,7 +12,7 @@
  * 2.8 s (2.0 s CPU), 120k rows 4.0 s (2.5 s CPU). And boosting.ts, the hand-written exact learner of the
  * tabular family, sorts the rows per feature at every node on number[][] rows and stops at 1,000 rows: as the
  * global model's learner it scored 1.115 of the best naive (geometric mean over 9 real panels) against 0.872
- * here, in twice the time (bench/forecast/global-model.ts). So: features binned once to at most 63 quantile
+ * here, in twice the time (docs/benchmarks.md, panels). So: features binned once to at most 63 quantile
  * bins plus one bin for missing values, one histogram of gradient sums per node and feature, the larger
  * child's histogram by subtraction from its parent, depth-wise growth, an L2 penalty on leaf values,
  * shrinkage, a seeded subsample of the rows per tree, and an out-of-bag stop.
@@ -35,8 +35,6 @@ export interface HistogramBoostingOptions {
   /** L2 penalty on leaf values, in rows (a leaf of n rows shrinks its mean by n / (n + lambda)). */
   lambda: number;
   seed: number;
-  /** Starting score of every row; the targets' mean when absent. */
-  base?: number;
   /**
    * Keep only the rounds up to the best cumulative out-of-bag improvement (the rows a tree was not grown on
    * score it), and stop after `patience` rounds without a new best. 0 or absent: keep every round.
@@ -347,7 +345,7 @@ export function fitHistogramBoosting(
 
   let base = 0;
   for (let i = 0; i < n; i++) base += y[i] as number;
-  base = options.base ?? (n > 0 ? base / n : 0);
+  base = n > 0 ? base / n : 0;
 
   const take = Math.max(Math.min(n, 2 * minLeaf), Math.min(Math.round(n * subsample), options.maxSample ?? Infinity));
   const learner = new TreeLearner(bins, y, n, width, take, rounds * (2 ** (depth + 1) - 1), base, options);

@@ -1,12 +1,12 @@
 /**
  * Real public panels (many series keyed by an id) from the `vega-datasets` npm package, never generated, for
- * the global model across series (issue 33): bench/forecast/global-model.ts measures on them and
- * test/unit/global-model.test.ts checks on two of them. Each series' last h values are held out.
+ * the global model across series: test/unit/global-model.test.ts and histogram-boosting.test.ts check on them.
+ * Each series' last h values are held out.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GlobalSeries } from '../../src/training/models/global.js';
-import { DATA_DIR } from './datasets.js';
+import { DATA_DIR } from '../../bench/forecast/datasets.js';
 
 export interface Panel {
   id: string;
