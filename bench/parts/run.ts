@@ -52,7 +52,7 @@
  *   FAULTS_DATABASE_URL                      the Postgres server (default postgres://postgres@127.0.0.1:5432/test)
  *   BENCH_NODE_FLAGS='--v8-pool-size=2'      node's flags for the service processes instead of the image's (an A/B of a V8 setting)
  * Writes bench/.out/parts.md (and a copy named by the commit, and the cases and settings when not all defaults).
- * Needs Postgres. bench/parts/plan-profile.ts splits a panel's planning step by step in-process.
+ * Needs Postgres.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';

@@ -26,8 +26,8 @@ const NUMERIC = ['Beak Length (mm)', 'Beak Depth (mm)', 'Flipper Length (mm)', '
 
 /**
  * The Palmer penguins (vega-datasets): species from measurements, standardised on the training rows as the
- * engine does; every 4th row is a test row (the file is sorted by species). bench/train/logistic.ts fits
- * scikit-learn's LogisticRegression() on the same splits: the same accuracies as ours (3 species: 0.9922
+ * engine does; every 4th row is a test row (the file is sorted by species). scikit-learn's
+ * LogisticRegression() on the same splits (a check now in git history) gave the same accuracies as ours (3 species: 0.9922
  * train, 0.9765 test; Adelie vs Gentoo: 0.9951 train, 1 test) and 3-class coefficients within 3e-5.
  */
 function penguins(columns: readonly (typeof NUMERIC)[number][] = NUMERIC, species?: string[]) {

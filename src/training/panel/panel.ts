@@ -392,7 +392,7 @@ export function runPlannedPanel(planned: PlannedPanel, hooks: EngineHooks, start
 }
 
 /** Every round of the global model in turn, then its one description; null when the panel is too small to learn across. */
-export function runGlobalRounds(task: GlobalTask, meter: WorkMeter, cost: number): GlobalResult | null {
+function runGlobalRounds(task: GlobalTask, meter: WorkMeter, cost: number): GlobalResult | null {
   const runs = task.rounds.map((_, r) => runGlobalTaskRound(task, r, meter.claim(cost)));
   return globalResult(task.season, runs);
 }

@@ -21,7 +21,7 @@ import type { FitContext, FitRows, ModelFamily, PredictRows, SeriesInfo } from '
 import { namesWhere } from '../models/candidates.js';
 import { medianOf, NAIVE_NAMES } from '../models/naive.js';
 
-export const MAX_COMBINED = 3;
+const MAX_COMBINED = 3;
 
 export interface Scored {
   family: ModelFamily;
@@ -119,7 +119,7 @@ export function scoreFamilies(
 }
 
 /** Errors equal to 1e-9 relative are a tie (a residual model on an exact fit scores 1e-15 lower by rounding). */
-export function compareErrors(a: number, b: number): number {
+function compareErrors(a: number, b: number): number {
   return Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b)) + 1e-12 ? 0 : a - b;
 }
 
@@ -152,7 +152,7 @@ function combinedSplits(members: Pick<Scored, 'predictions'>[], splits: number, 
  * The long-run level families: each forecasts a constant of the whole history (its mean, its median, or each
  * season slot's mean), whatever the series did lately.
  */
-export const LEVEL_NAMES = namesWhere((traits) => traits.baseline === 'level');
+const LEVEL_NAMES = namesWhere((traits) => traits.baseline === 'level');
 
 export interface SelectionOptions {
   /**
@@ -193,7 +193,7 @@ export interface SelectionOptions {
  * (chooseWinner): auto.arima's differencing (models/differenced.ts) forecasts what the naive family, drift or the
  * mean already do on one series, and is worth its place only as a structure whose d each series picks for itself.
  * Where the series choose each their own (fewer than MIN_POOLED_SERIES) it would add one more candidate to rank
- * by noise: measured offline (bench/forecast/panels-study.ts) as a candidate of every choice, the 13 panels' mean
+ * by noise: measured offline (a panels study, now in git history) as a candidate of every choice, the 13 panels' mean
  * MASE went 1.391 -> 1.415 (infant mortality's 2 series 0.188 -> 0.314, Crimean war's 3 causes 1.311 -> 1.789),
  * against 1.354 as a candidate of the choice across series only. Its AR terms (models/differenced-ar.ts) likewise.
  * Drift, ETS and Theta on logarithms (models/log-scale.ts) too: as candidates of every choice, the corpus of 67
@@ -286,10 +286,10 @@ export interface PooledStructure {
 }
 
 /**
- * Series a pooled choice needs at least: across the 8 panels of 2 or 3 series (bench/forecast/panels-study.ts) it
+ * Series a pooled choice needs at least: across the 8 panels of 2 or 3 series (a panels study, now in git history) it
  * beat each series' own choice on 3 and lost on 5, by up to a third (Crimean war's 3 causes 1.31 -> 1.74 MASE).
  */
-export const MIN_POOLED_SERIES = 4;
+const MIN_POOLED_SERIES = 4;
 
 /** The usable candidate of a family on one output: scored, with predictions and a finite error. */
 function usableOf<T extends PooledCandidate>(scored: readonly T[], name: string): T | undefined {

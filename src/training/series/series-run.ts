@@ -236,7 +236,7 @@ function ownWinner(prep: PreparedSeries, run: ScoredRun, scored: Scored[]): { wi
 }
 
 /** Backtests the candidates and picks each output's winner (scoreCandidates, then chooseWinners). */
-export function scoreSeries(prep: PreparedSeries, meter: WorkMeter, extra: (column: string) => Scored[] = () => []): OutputRun[] {
+function scoreSeries(prep: PreparedSeries, meter: WorkMeter, extra: (column: string) => Scored[] = () => []): OutputRun[] {
   return chooseWinners(prep, scoreCandidates(prep, meter, extra));
 }
 
