@@ -14,8 +14,8 @@
  * derived from the input without the App record's parameters, so single figures can differ a little from
  * `npm run bench corpus`: compare runs of this script with each other.
  */
-import { trainModel } from '../../src/training/run/engine.js';
-import { familiesFor } from '../../src/training/models/candidates.js';
+import { trainModel } from '../../src/training/index.js';
+import { familiesFor } from '../../src/training/testing.js';
 import { geometricMean, ratio } from './corpus.js';
 import { corpusSets, inputOf, SETS, type ForecastSet } from './datasets.js';
 import { naiveScores, score } from './naive.js';

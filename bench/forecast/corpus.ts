@@ -31,7 +31,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { trainModel } from '../../src/training/run/engine.js';
+import { trainModel } from '../../src/training/index.js';
 import { startService, stopService } from '../service.js';
 import { freshDatabase } from '../support.js';
 import { corpusSets, inputOf, type ForecastSet } from './datasets.js';

@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { defaultColumns } from '../../src/domain/data/columns.js';
 import { NUMBER_PATTERN } from '../../src/domain/data/data.repository.js';
-import type { ColumnSpec, TrainingInput } from '../../src/training/core/types.js';
+import type { ColumnSpec, TrainingInput } from '../../src/training/index.js';
 
 const require = createRequire(import.meta.url);
 /** node_modules/vega-datasets/data (the package exports only build/index.js, one folder below). */

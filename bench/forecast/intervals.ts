@@ -23,10 +23,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { trainModel } from '../../src/training/run/engine.js';
-import { intervalWidths } from '../../src/training/selection/intervals.js';
-import { mulberry32 } from '../../src/training/core/prng.js';
-import type { TrainingResult } from '../../src/training/core/types.js';
+import { trainModel, type TrainingResult } from '../../src/training/index.js';
+import { intervalWidths, mulberry32 } from '../../src/training/testing.js';
 import { geometricMean } from './corpus.js';
 import { corpusSets, longHorizonSets, SETS, inputOf, type ForecastSet } from './datasets.js';
 import { medianOf } from './naive.js';

@@ -6,8 +6,7 @@
  * The wall time is taken around trainModel only: the child's start (tsx, imports) is not the engine's.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { trainModel } from '../../src/training/run/engine.js';
-import type { TrainingResult } from '../../src/training/core/types.js';
+import { trainModel, type TrainingResult } from '../../src/training/index.js';
 import { inputOf } from './datasets.js';
 import type { Upload } from './panels-data.js';
 

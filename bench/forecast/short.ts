@@ -40,7 +40,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { trainModel } from '../../src/training/run/engine.js';
+import { trainModel } from '../../src/training/index.js';
 import { geometricMean, ratio } from './corpus.js';
 import { build, SETS, inputOf, type ForecastSet } from './datasets.js';
 import { medianOf, naiveForecasts, score } from './naive.js';

@@ -10,7 +10,7 @@
  *   BENCH_TABULAR_SETS=cars,penguins          folds only these tables (ids as in the table)
  * Prints per data set the mean error over the 10 folds of each model and ours / each.
  */
-import { trainModel } from '../../src/training/run/engine.js';
+import { trainModel } from '../../src/training/index.js';
 import { tabularFolds, inputOf, type ForecastSet } from './datasets.js';
 import { score } from './naive.js';
 import { runPeers } from './run.js';

@@ -5,7 +5,7 @@
  */
 import { createWriteStream, existsSync, statSync } from 'node:fs';
 import { once } from 'node:events';
-import { mulberry32 } from '../../src/training/core/prng.js';
+import { mulberry32 } from '../../src/training/testing.js';
 
 export const HEADER = ['year', 'month', 'day', 'hour', 'store', 'product', 'price', 'promo', 'temp', 'rain', 'holiday', 'stock', 'sales'];
 

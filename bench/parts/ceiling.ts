@@ -13,7 +13,7 @@
  *   npx tsx bench/parts/ceiling.ts child <series> [warm-up series]     one run, prints {"wallMs", "cpuSeconds"}
  */
 import { spawn } from 'node:child_process';
-import { trainModel } from '../../src/training/run/engine.js';
+import { trainModel } from '../../src/training/index.js';
 import { inputOf } from '../forecast/datasets.js';
 import { uploadOf } from '../forecast/panels-data.js';
 import { monthlyPanel } from '../forecast/panel-speed.js';

@@ -7,9 +7,7 @@
  * Run: npx tsx bench/train/brain-alone.ts [repeats] [learningRate]
  */
 import brain from 'brain.js';
-import { ACTIVATION } from '../../src/training/core/encoder.js';
-import { DEFAULT_LEARNING_RATE } from '../../src/training/run/engine.js';
-import { withSeededRandom } from '../../src/training/core/prng.js';
+import { ACTIVATION, DEFAULT_LEARNING_RATE, withSeededRandom } from '../../src/training/testing.js';
 import { EPOCHS, HIDDEN, SEED, loadBenchData, type BenchData } from './data.js';
 
 export interface BrainAloneRun {

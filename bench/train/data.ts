@@ -6,8 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { OUTPUT_HIGH, OUTPUT_LOW } from '../../src/training/core/encoder.js';
-import { mulberry32 } from '../../src/training/core/prng.js';
+import { mulberry32, OUTPUT_HIGH, OUTPUT_LOW } from '../../src/training/testing.js';
 
 export const ROWS = 20_000;
 export const INPUTS = 10;

@@ -7,10 +7,7 @@
  * weight snapshots included); validation MSE in y's units on the same last 20% as brain-alone.ts.
  * Run: npx tsx bench/train/network-family.ts [repeats]
  */
-import { DEFAULT_LEARNING_RATE } from '../../src/training/run/engine.js';
-import { linearFamily } from '../../src/training/models/linear.js';
-import type { SeriesInfo } from '../../src/training/models/model.js';
-import { createNetworkFamily } from '../../src/training/models/network.js';
+import { createNetworkFamily, DEFAULT_LEARNING_RATE, linearFamily, type SeriesInfo } from '../../src/training/testing.js';
 import { EPOCHS, HIDDEN, SEED, loadBenchData, type BenchData } from './data.js';
 
 export interface NetworkFamilyRun {

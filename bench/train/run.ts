@@ -35,7 +35,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
-import { DEFAULT_LEARNING_RATE } from '../../src/training/run/engine.js';
+import { DEFAULT_LEARNING_RATE } from '../../src/training/testing.js';
 import { freshDatabase } from '../support.js';
 import { brainAloneOnce } from './brain-alone.js';
 import { networkFamilyOnce, type NetworkFamilyRun } from './network-family.js';

@@ -219,6 +219,34 @@ describe('src/training is a pure engine', () => {
   });
 });
 
+/**
+ * Specifiers of a benchmark that reach into the engine past its entry and its testing export (testing.ts: the
+ * few inner pieces a benchmark measures on their own), so the engine's inside moves without bench/ noticing.
+ */
+function pastTheBenchEntries(file: string, specifiers: string[]): string[] {
+  const entries = new Set([join(training, 'index.ts'), join(training, 'testing.ts')]);
+  return specifiers.filter((specifier) => {
+    const target = resolveRelative(file, specifier);
+    return target !== null && target.startsWith(training + sep) && !entries.has(target);
+  });
+}
+
+describe('benchmarks reach the engine only through its entry and its testing export', () => {
+  it('tells the two entries from the inside of the engine (known answers)', () => {
+    const file = join(root, 'bench', 'forecast', 'x.ts');
+    expect(pastTheBenchEntries(file, ['../../src/training/index.js', '../../src/training/testing.js', '../../src/training/models/global.js', '../../src/db/database.js', '../support.js']))
+      .toEqual(['../../src/training/models/global.js']);
+  });
+
+  it('imports src/training/index.ts and testing.ts and nothing else inside it', () => {
+    const bench = join(root, 'bench');
+    const files = sourceFiles(bench).filter((file) => !relative(bench, file).startsWith('.'));
+    expect(files.length).toBeGreaterThan(10);
+    const inside = files.flatMap((file) => pastTheBenchEntries(file, specifiersOf(readFileSync(file, 'utf8'))).map((specifier) => `${relative(root, file)} imports ${specifier}`));
+    expect(inside).toEqual([]);
+  });
+});
+
 describe('the service side reaches the engine only through its entry', () => {
   it('imports src/training/index.ts and nothing inside it', () => {
     const inside = sourceFiles(join(root, 'src'))
