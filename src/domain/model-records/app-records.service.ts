@@ -14,7 +14,7 @@ import { requireJob, requireTraining, type OwnedJob, type OwnershipLookups } fro
 
 export type { AppRecordRow };
 
-/** Hidden layers the engine builds at most (src/training/engine.ts MAX_HIDDEN_LAYERS). */
+/** Hidden layers the engine builds at most (src/training/legacy/brain-network.ts MAX_HIDDEN_LAYERS). */
 const MAX_LAYERS = 5;
 const MAX_PERCENT = 1000;
 

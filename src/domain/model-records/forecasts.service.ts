@@ -34,7 +34,7 @@ export const MAX_FORECAST_COLUMNS = 500;
  * The older POST /forecasts.php: one posted row is run through the stored model of a job's training
  * (reloaded from the database, so a restart changes nothing) and kept as a new output record of that job,
  * readable with GET /data output=1 like the training's own forecasts. Any model version works: only
- * training/predict.ts and training/model-columns.ts look inside a model.
+ * training/run/predict.ts and training/run/model-columns.ts look inside a model.
  */
 export function createForecastsService(deps: { networks: NetworksService; lookups: OwnershipLookups; writeOutput: ForecastOutputWriter }) {
   const { networks, lookups, writeOutput } = deps;
