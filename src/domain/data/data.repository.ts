@@ -44,7 +44,7 @@ const EXPORT_PAGE_BLOCKS = 4;
  * batch plus 30 ms a megabyte). Beside another user's session checks back to back (load 1-2), a 47 MB
  * upload was stored with their p99 at 1.5-1.7x idle in 6.3-6.6 s with 16 kB, 1.5-1.9x in 5.3 s with
  * 24 kB, 1.8-2.4x in 4.8-4.9 s with 32 kB; before, with PGlite on the event loop, 2.0-2.7x in 4.9-5.6 s
- * (bench/ingest/neighbour.ts and staging-batches.ts, docs/benchmarks.md). 16 kB is the one size that kept
+ * (bench/ingest/neighbour.ts and a one-off study of batch sizes, docs/benchmarks.md). 16 kB is the one size that kept
  * their p99 within 2x idle in every run: an upload must not slow everyone else's requests by more.
  */
 const PGLITE_STAGING_BATCH_BYTES = 16 * 1024;
