@@ -1,4 +1,5 @@
 import type { CompiledQuery, Kysely } from 'kysely';
+import type pg from 'pg';
 import type { DatabaseHandle } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 
@@ -38,15 +39,25 @@ export function createPoolRunner(database: DatabaseHandle): Runner {
 /** `work` in one transaction on one connection: Kysely's on PGlite, a bulk-pool client's on Postgres (uploads stay off the requests' pool). */
 export async function inTransaction<T>(database: DatabaseHandle, work: (runner: Runner) => Promise<T>): Promise<T> {
   if (database.kind === 'pglite') return database.db.transaction().execute((trx) => work(kyselyRunner(trx)));
+  return inBulkTransaction(database, (client) =>
+    work({
+      async run<R>(query: Query) {
+        return (await client.query(query.sql, query.parameters as unknown[])).rows as R[];
+      },
+    }),
+  );
+}
+
+/**
+ * `work` in one transaction on a client of Postgres's bulk pool (uploads stay off the requests' pool): rolled
+ * back when it throws, and a client whose rollback failed is not handed back to the pool.
+ */
+export async function inBulkTransaction<T>(database: DatabaseHandle, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await database.bulkPool!.connect();
   let healthy = true;
   try {
     await client.query('begin');
-    const result = await work({
-      async run<R>(query: Query) {
-        return (await client.query(query.sql, query.parameters as unknown[])).rows as R[];
-      },
-    });
+    const result = await work(client);
     await client.query('commit');
     return result;
   } catch (error) {

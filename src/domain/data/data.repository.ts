@@ -9,7 +9,7 @@ import { copyFileInBatches } from '../../db/pglite-copy.js';
 import type { DataDatePart, DatasetColumn, DatasetKind, DatasetsTable } from '../../db/tables/data.js';
 import { markPendingQuery } from '../jobs/job-queue.repository.js';
 import type { CsvDelimiter } from './csv-ingest.js';
-import { createPoolRunner, DELIMITER_SQL, kyselyRunner, inTransaction, type Query, type Runner } from './data-runner.js';
+import { createPoolRunner, DELIMITER_SQL, inBulkTransaction, inTransaction, kyselyRunner, type Query, type Runner } from './data-runner.js';
 
 export type DatasetRow = Omit<Selectable<DatasetsTable>, 'source'>;
 
@@ -228,10 +228,7 @@ export function createDataRepository(database: DatabaseHandle) {
         }
         return name;
       }
-      const client = await database.bulkPool!.connect();
-      let healthy = true;
-      try {
-        await client.query('begin');
+      return inBulkTransaction(database, async (client) => {
         await client.query(create.sql, create.parameters as unknown[]);
         for (const [i, file] of files.entries()) {
           try {
@@ -240,14 +237,8 @@ export function createDataRepository(database: DatabaseHandle) {
             throw failed(error, i);
           }
         }
-        await client.query('commit');
         return name;
-      } catch (error) {
-        await client.query('rollback').catch(() => (healthy = false));
-        throw error;
-      } finally {
-        client.release(healthy ? undefined : true);
-      }
+      });
     },
 
     async dropStaging(staging: string): Promise<void> {

@@ -84,8 +84,8 @@ export function createDataService(deps: DataServiceDeps) {
     return job;
   }
 
-  async function latest(jobId: number, kind: DatasetKind): Promise<DatasetRow | undefined> {
-    return repository.latestDataset(jobId, kind);
+  async function latest(jobId: number, kind: DatasetKind, executor?: Kysely<Database>): Promise<DatasetRow | undefined> {
+    return repository.latestDataset(jobId, kind, executor);
   }
 
   async function required(jobId: number, kind: DatasetKind): Promise<DatasetRow> {
@@ -348,7 +348,7 @@ export function createDataService(deps: DataServiceDeps) {
       executor?: Kysely<Database>,
     ): Promise<number> {
       // Inside the caller's transaction on the embedded database's one connection, a read beside it would wait for it forever.
-      const input = await repository.latestDataset(jobId, 'input', executor);
+      const input = await latest(jobId, 'input', executor);
       const known = new Map(input?.columns.map((c) => [c.name, c]));
       const columns = header.map((name, i): DatasetColumn => {
         const from = known.get(name);
