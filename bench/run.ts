@@ -18,6 +18,7 @@ const all: Record<string, () => Promise<unknown>> = {
   charts: async () => (await import('./charts/run.js')).benchCharts(),
   panels: async () => (await import('./forecast/panels.js')).benchPanels(),
   'panel-speed': async () => (await import('./forecast/panel-speed.js')).benchPanelSpeed(),
+  drivers: async () => (await import('./forecast/drivers.js')).benchDrivers(),
   parts: async () => (await import('./parts/run.js')).benchParts(),
 };
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(all);
