@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FAMILIES, familiesFor, familyNamed } from '../../src/training/models/candidates.js';
-import { precomputedGlobalFamily } from '../../src/training/models/global-forecast.js';
+import { precomputedFamily } from '../../src/training/models/global-forecast.js';
 import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows, SeriesInfo } from '../../src/training/models/model.js';
 import { NAIVE_NAMES } from '../../src/training/models/naive.js';
 import { noise } from './family-support.js';
@@ -49,6 +49,13 @@ function table(name: string, n: number, output: (x: number[], e: number) => numb
   };
 }
 
+/** The case with a known driver, a standardised price that steps every few months, moving the value against it (the families that model drivers apply only with one). */
+function withPrice(c: Case): Case {
+  const price = (t: number) => [Math.round(Math.sin(t / 5) * 3) / 3];
+  const rows = { ...c.rows, features: c.rows.time.map(price), target: (c.rows.target as number[]).map((v, i) => v - 30 * ((price(c.rows.time[i] as number)[0] as number)) ) };
+  return { ...c, rows, ahead: { ...c.ahead, features: c.ahead.time.map(price) } };
+}
+
 const monthlyNoise = noise(3);
 const annualNoise = noise(5);
 const hourlyNoise = noise(7);
@@ -63,6 +70,7 @@ const CASES: Case[] = [
   series('hourly', { frequency: 'hourly', season: 24, periods: [24, 168] }, 2 * 168 + 24, (t) => 300 + 80 * Math.sin((2 * Math.PI * t) / 24) + 40 * Math.sin((2 * Math.PI * t) / 168) + 10 * hourlyNoise()),
   table('tabular', 60, (x, e) => 10 + 3 * (x[0] as number) - 2 * (x[1] as number) + 0.3 * e),
   table('classes', 60, (x) => ((x[0] as number) + (x[1] as number) > 0.4 ? 'high' : (x[0] as number) + (x[1] as number) < -0.4 ? 'low' : 'mid')),
+  withPrice(series('monthly with a price', { frequency: 'monthly', season: 12, periods: [12] }, 60, (t) => 200 + 1.5 * t + 4 * monthlyNoise())),
 ];
 
 const context = (info: SeriesInfo, seed = 17): FitContext => ({
@@ -74,7 +82,9 @@ const context = (info: SeriesInfo, seed = 17): FitContext => ({
 });
 
 const kindOf = (c: Case) => (typeof c.rows.target[0] === 'string' ? 'categorical' : 'numeric');
-const homeOf = (family: ModelFamily) => CASES.find((c) => kindOf(c) === family.kind && family.applies(c.info, c.rows.time.length));
+const hasDrivers = (c: Case) => (c.rows.features[0]?.length ?? 0) > 0;
+const homeOf = (family: ModelFamily) =>
+  CASES.find((c) => kindOf(c) === family.kind && family.applies(c.info, c.rows.time.length) && (!family.traits?.readsDrivers || (c.info.timeOrdered && hasDrivers(c))));
 
 /** Every fitted row and the rows ahead: one-step values in the history, forecasts past it. */
 const everyRow = (c: Case): PredictRows => ({ time: [...c.rows.time, ...c.ahead.time], features: [...c.rows.features, ...c.ahead.features] });
@@ -170,7 +180,7 @@ describe('a family fitted across a panel (the global model)', () => {
     expect(global.length).toBeGreaterThan(0);
     for (const family of global) {
       for (const c of CASES) expect(family.applies(c.info, c.rows.time.length)).toBe(false);
-      const fitted = precomputedGlobalFamily({ first: 60, values: [1.5, 2.25, 3], description: 'global boosting' }).fit(CASES[0]?.rows as FitRows, context((CASES[0] as Case).info));
+      const fitted = precomputedFamily(family.name, { first: 60, values: [1.5, 2.25, 3], description: 'global boosting' }).fit(CASES[0]?.rows as FitRows, context((CASES[0] as Case).info));
       const stored = JSON.parse(JSON.stringify(fitted.state)) as unknown;
       const revived = family.revive(stored);
       const rows = { time: [59, 60, 61, 62, 63], features: [[], [], [], [], []] };

@@ -6,7 +6,7 @@ import { differencedFamily } from './differenced.js';
 import { differencedArFamily } from './differenced-ar.js';
 import { etsFamily } from './ets.js';
 import { forestClassifierFamily, forestFamily } from './forest.js';
-import { globalForecastFamily } from './global-forecast.js';
+import { fixedEffectsFamilies, globalForecastFamily } from './global-forecast.js';
 import { harmonicFamily } from './harmonic.js';
 import { arFamily, linearArFamily, linearDiffFamily, linearFamily } from './linear.js';
 import { logScaleFamily } from './log-scale.js';
@@ -15,8 +15,10 @@ import type { FamilyTraits, ModelFamily, OutputKind } from './model.js';
 import { mstlFamily } from './mstl.js';
 import { majorityFamily, naiveFamilies } from './naive.js';
 import { createNetworkFamily, networkClassifierFamily } from './network.js';
+import { regressionArimaFamily } from './regression-arima.js';
 import { sarimaFamily } from './sarima.js';
 import { thetaFamily } from './theta.js';
+import { trendRegressionFamily } from './trend-regression.js';
 
 const drift = naiveFamilies.find((f) => f.name === 'drift') as ModelFamily;
 
@@ -40,6 +42,8 @@ export const FAMILIES: readonly ModelFamily[] = [
   thetaFamily,
   mstlFamily,
   harmonicFamily,
+  trendRegressionFamily,
+  regressionArimaFamily,
   forestFamily,
   boostingFamily,
   // The network learns what the ridge regression misses, so it never has to extrapolate a trend.
@@ -54,6 +58,7 @@ export const FAMILIES: readonly ModelFamily[] = [
   ...[drift, etsFamily, thetaFamily].map((f) => logScaleFamily(f, true)),
   ...[differencedFamily, differencedArFamily].map((f) => logScaleFamily(f, false)),
   globalForecastFamily,
+  ...fixedEffectsFamilies,
 ];
 
 const lists = new Map<string, ModelFamily[]>();

@@ -1,5 +1,5 @@
 /**
- * A series' share of a panel's global model (global.ts): the model is trained once across every
+ * A series' share of a model fitted across a panel's series (global.ts, fixed-effects.ts): the model is trained once across every
  * series of the upload, so what one series keeps is its forecast, by time step, not the trees. The family
  * never competes on a single series (it is scored by the panel, panel.ts); it is registered so that a stored
  * panel model revives its members by name like any other.
@@ -30,20 +30,29 @@ function revive(state: GlobalForecastState): FittedModel<GlobalForecastState> {
 
 export const GLOBAL_FAMILY_NAME = 'global_boosting';
 
-/** The registry's entry: revives stored forecasts; never applies on its own. */
-export const globalForecastFamily: ModelFamily<GlobalForecastState> = {
-  name: GLOBAL_FAMILY_NAME,
-  kind: 'numeric',
-  traits: { tried: 'panel' },
-  applies: () => false,
-  cost: () => 1,
-  fit: () => {
-    throw new Error('the global model is fitted across a panel, not on one series');
-  },
-  revive,
-};
+/**
+ * A family whose fit is made across a panel's series and kept as each series' forecast: the registry's entry
+ * revives stored forecasts and never applies on its own.
+ */
+function acrossSeriesFamily(name: string): ModelFamily<GlobalForecastState> {
+  return {
+    name,
+    kind: 'numeric',
+    traits: { tried: 'panel' },
+    applies: () => false,
+    cost: () => 1,
+    fit: () => {
+      throw new Error(`${name} is fitted across a panel, not on one series`);
+    },
+    revive,
+  };
+}
 
-/** The family a panel hands one series' selection: its final "fit" is the global model's forecast for it. */
-export function precomputedGlobalFamily(state: GlobalForecastState): ModelFamily<GlobalForecastState> {
-  return { ...globalForecastFamily, fit: (_rows: FitRows) => revive(state) };
+export const globalForecastFamily = acrossSeriesFamily(GLOBAL_FAMILY_NAME);
+/** The fixed-effects regressions across a panel's series (fixed-effects.ts), in levels and in differences. */
+export const fixedEffectsFamilies = [acrossSeriesFamily('fixed_effects'), acrossSeriesFamily('fixed_effects_diff')];
+
+/** The family a panel hands one series' selection: its final "fit" is the across-series model's forecast for it. */
+export function precomputedFamily(name: string, state: GlobalForecastState): ModelFamily<GlobalForecastState> {
+  return { ...acrossSeriesFamily(name), fit: (_rows: FitRows) => revive(state) };
 }

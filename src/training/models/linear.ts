@@ -70,7 +70,8 @@ function lagValuesAt(values: Map<number, number>, t: number, lags: number[]): nu
   return out;
 }
 
-function fitRidge(x: number[][], y: number[]): { beta: number[]; intercept: number; means: number[]; sds: number[]; penalty: number } {
+/** Ridge regression of y on the rows' terms, columns standardised, the penalty by generalised cross-validation. */
+export function fitRidge(x: number[][], y: number[]): { beta: number[]; intercept: number; means: number[]; sds: number[]; penalty: number } {
   const n = x.length;
   const p = x[0]?.length ?? 0;
   const means = new Array<number>(p).fill(0);

@@ -72,6 +72,11 @@ export interface FitContext {
   /** Feature names (same order as FitRows.features columns), for describe(). */
   featureNames: string[];
   /**
+   * Units of the user's column one feature step is (same order): the standard deviation a numeric input was
+   * divided by, 1 for one-hot and calendar terms. A family that reports a driver's effect per unit reads it.
+   */
+  featureScales?: number[];
+  /**
    * True for the refit on every known row whose state is stored, false for backtest fits that only rank
    * the family; a family may spend more on the final fit (the network averages its seeds only there).
    */
@@ -123,6 +128,11 @@ export interface FamilyTraits {
    * `linear`), a 'never' one (seconds a fit) in no panel; one without, only in a panel of few series and rows.
    */
   readonly panelCost?: 'cheap' | 'cheap_without_cycle' | 'never';
+  /**
+   * It models the known drivers (the user's inputs filled in the rows to forecast): a series with none never
+   * tries it, so an upload without covariates is forecast as if the family did not exist.
+   */
+  readonly readsDrivers?: boolean;
 }
 
 export interface ModelFamily<State = unknown> {

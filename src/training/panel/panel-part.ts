@@ -10,7 +10,8 @@
  */
 import type { CellReader } from '../core/encoder.js';
 import type { EngineState } from '../series/forecaster.js';
-import { GLOBAL_FAMILY_NAME, precomputedGlobalFamily, type GlobalForecastState } from '../models/global-forecast.js';
+import { runFixedEffectsRound, type FixedEffectsRun, type PanelDrivers } from '../models/fixed-effects.js';
+import { GLOBAL_FAMILY_NAME, precomputedFamily, type GlobalForecastState } from '../models/global-forecast.js';
 import { describeGlobalRun, runGlobalRound, type GlobalRound, type GlobalRoundRun, type GlobalSeries } from '../models/global.js';
 import type { ModelFamily } from '../models/model.js';
 import { backtestError, pooledStructure, pooledWinner, splitActuals, type PooledOutput, type PooledStructure, type Scored, type SelectionOptions } from '../selection/selection.js';
@@ -38,13 +39,25 @@ export interface GlobalTask {
   seed: number;
   /** Which series of the panel (and which output) each global series is. */
   entries: { index: number; column: string }[];
+  /** The known drivers of each global series, where the panel has some (the fixed-effects regression reads them). */
+  drivers?: PanelDrivers;
 }
 
-/** The global model's rounds put together: predictions[round][global series], and the run's one line. */
-export interface GlobalResult {
+/** One round across the panel: the global model's (null: too small to learn across) and the fixed-effects regressions' (null: no drivers). */
+export interface PanelRoundRun {
+  global: GlobalRoundRun | null;
+  fixedEffects: FixedEffectsRun[] | null;
+}
+
+/** A model fitted across the series, its rounds put together: predictions[round][global series], and its one line. */
+export interface AcrossSeriesResult {
+  name: string;
   predictions: number[][][];
   description: string;
 }
+
+/** The models fitted across the panel's series that ran every round. */
+export type GlobalResult = AcrossSeriesResult[];
 
 /** One series of a part: its index in the panel, its rows (upload order) and, by output, its global series' index. */
 export interface PartMember {
@@ -154,16 +167,29 @@ export interface PanelPlan {
   readMs: number;
 }
 
-/** Round r of a panel's global model, with its share of the progress bar. */
-export function runGlobalTaskRound(task: GlobalTask, r: number, progress?: (share: number) => void): GlobalRoundRun | null {
-  return runGlobalRound(task.series, task.rounds[r] as GlobalRound, r, { season: task.season, seed: task.seed, ...(progress ? { progress } : {}) });
+/** Round r of the models across a panel's series (the global model, the fixed-effects regressions), with its share of the progress bar. */
+export function runGlobalTaskRound(task: GlobalTask, r: number, progress?: (share: number) => void): PanelRoundRun {
+  const round = task.rounds[r] as GlobalRound;
+  const global = runGlobalRound(task.series, round, r, { season: task.season, seed: task.seed, ...(progress ? { progress } : {}) });
+  const fixedEffects = task.drivers ? runFixedEffectsRound(task.series, task.drivers, round, r === task.rounds.length - 1) : null;
+  return { global, fixedEffects };
 }
 
-/** The rounds' runs put together; null when any round could not learn (the panel is too small to learn across). */
-export function globalResult(season: number, runs: (GlobalRoundRun | null)[]): GlobalResult | null {
-  if (runs.some((r) => r === null)) return null;
-  const done = runs as GlobalRoundRun[];
-  return { predictions: done.map((r) => r.predictions), description: describeGlobalRun(done.map((r) => r.trained), season) };
+/** The rounds' runs put together: each model that ran every round (the global model learns only across enough rows). */
+export function globalResult(season: number, runs: PanelRoundRun[]): GlobalResult {
+  const result: GlobalResult = [];
+  const done = runs.flatMap((r) => (r.global ? [r.global] : []));
+  if (done.length > 0 && done.length === runs.length) {
+    result.push({ name: GLOBAL_FAMILY_NAME, predictions: done.map((g) => g.predictions), description: describeGlobalRun(done.map((g) => g.trained), season) });
+  }
+  for (const name of new Set(runs.flatMap((r) => r.fixedEffects?.map((f) => f.name) ?? []))) {
+    const each = runs.map((r) => r.fixedEffects?.find((f) => f.name === name));
+    if (each.length === 0 || each.some((f) => f === undefined)) continue;
+    const done = each as FixedEffectsRun[];
+    // The final round's fit is the one that forecasts: its slopes are the ones to report.
+    result.push({ name, predictions: done.map((f) => f.predictions), description: (done[done.length - 1] as FixedEffectsRun).description });
+  }
+  return result;
 }
 
 /** The input of one series: the panel's columns with the keys set aside, and the series' own rows. */
@@ -219,10 +245,10 @@ export function fallbackOutcome(index: number, sub: TrainingInput, knownRows: nu
 }
 
 /**
- * The global model's candidate for one series and output, scored on the series' own backtest windows, with its
- * forecast of the rows to forecast: none when its predictions do not cover every window or are not finite.
+ * A model across the series as one series' candidate for one output, scored on the series' own backtest windows,
+ * with its forecast of the rows to forecast: none when its predictions do not cover every window or are not finite.
  */
-function globalScored(prep: PreparedSeries, column: string, s: number, rounds: number, global: GlobalResult): { scored: Scored; forecast: ScoredCandidate['forecast'] } | null {
+function globalScored(prep: PreparedSeries, column: string, s: number, rounds: number, global: AcrossSeriesResult): { scored: Scored; forecast: ScoredCandidate['forecast'] } | null {
   const splits = prep.backtest.splits;
   const predictions = splits.map((_, k) => (global.predictions[rounds - 1 - splits.length + k] as number[][])[s] as number[]);
   if (predictions.some((p, k) => p.length !== (splits[k] as { test: number[] }).test.length || p.some((v) => !Number.isFinite(v)))) return null;
@@ -232,7 +258,7 @@ function globalScored(prep: PreparedSeries, column: string, s: number, rounds: n
   const forecast = { first: futureTimes[0] ?? prep.placement.series.lastTime + 1, values: stepValues(futureTimes, values) };
   const state: GlobalForecastState = { ...forecast, description: global.description };
   const actual = prep.analysis.known.map((i) => parseNumber((prep.analysis.readers[i] as CellReader)(column)) as number);
-  return { scored: { family: precomputedGlobalFamily(state), predictions, error: backtestError(prep.backtest, actual, predictions), description: global.description }, forecast };
+  return { scored: { family: precomputedFamily(global.name, state), predictions, error: backtestError(prep.backtest, actual, predictions), description: global.description }, forecast };
 }
 
 /** Forecasts at possibly uneven future times as one value per step from the first (gaps take the previous value). */
@@ -314,13 +340,18 @@ export function scorePanelPart(
     const prep = (members[k] as PreparedMember).prep;
     if (!prep) return { index: m.index, timeOrdered: false, outputs: null };
     const scoring = performance.now();
-    const forecasts = new Map<string, ScoredCandidate['forecast']>();
+    const forecasts = new Map<string, Map<string, ScoredCandidate['forecast']>>();
     const runs = scoreCandidates(prep, work, (column) => {
       const s = m.global?.[column];
-      const scored = s === undefined || !global ? null : globalScored(prep, column, s, part.globalRounds, global);
-      if (!scored) return [];
-      forecasts.set(column, scored.forecast);
-      return [scored.scored];
+      if (s === undefined || !global) return [];
+      const byName = new Map<string, ScoredCandidate['forecast']>();
+      forecasts.set(column, byName);
+      return global.flatMap((model) => {
+        const scored = globalScored(prep, column, s, part.globalRounds, model);
+        if (!scored) return [];
+        byName.set(model.name, scored.forecast);
+        return [scored.scored];
+      });
     });
     if (clock) clock.backtestMs += performance.now() - scoring;
     return { index: m.index, timeOrdered: prep.placement.info.timeOrdered, outputs: runs.map((run) => scoredOutputOf(prep, run, forecasts.get(run.column))) };
@@ -329,7 +360,7 @@ export function scorePanelPart(
   return scores;
 }
 
-function scoredOutputOf(prep: PreparedSeries, run: ScoredRun, forecast: ScoredCandidate['forecast']): ScoredOutput {
+function scoredOutputOf(prep: PreparedSeries, run: ScoredRun, forecasts: Map<string, ScoredCandidate['forecast']> | undefined): ScoredOutput {
   const target = run.data.target as (number | string)[];
   return {
     column: run.column,
@@ -342,7 +373,7 @@ function scoredOutputOf(prep: PreparedSeries, run: ScoredRun, forecast: ScoredCa
       predictions: s.predictions,
       description: s.description,
       ...(s.note ? { note: s.note } : {}),
-      ...(forecast && s.family.name === GLOBAL_FAMILY_NAME ? { forecast } : {}),
+      ...(forecasts?.has(s.family.name) ? { forecast: forecasts.get(s.family.name) } : {}),
     })),
   };
 }
@@ -367,10 +398,10 @@ export function choosePanel(scores: Iterable<SeriesScores>, selection: Selection
   return { columns: [...byColumn].map(([column, outputs]) => ({ column, structure: pooledStructure(outputs, selection) })) };
 }
 
-/** A scored candidate as the series' selection holds it: its family from the series' plan (the global model's from its forecast). */
+/** A scored candidate as the series' selection holds it: its family from the series' plan (a model across the series' from its forecast). */
 function scoredOf(candidate: ScoredCandidate, families: ModelFamily[]): Scored {
   const { name, forecast, ...figures } = candidate;
-  const family = forecast ? precomputedGlobalFamily({ ...forecast, description: candidate.description }) : families.find((f) => f.name === name);
+  const family = forecast ? precomputedFamily(name, { ...forecast, description: candidate.description }) : families.find((f) => f.name === name);
   if (!family) throw new Error(`candidate ${name} is not a family of this series' plan`);
   return { family, ...figures };
 }

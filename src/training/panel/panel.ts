@@ -40,6 +40,7 @@ import {
   type SeriesScores,
 } from './panel-part.js';
 import { familiesFor } from '../models/candidates.js';
+import { hasUsableDrivers, type PanelDrivers } from '../models/fixed-effects.js';
 import type { GlobalRound, GlobalSeries } from '../models/global.js';
 import type { ModelFamily, SeriesInfo } from '../models/model.js';
 import type { EngineHooks } from '../core/progress.js';
@@ -198,6 +199,8 @@ interface SeriesSketch {
   knownTimes: number[];
   /** Known values of each numeric output, in the series' output order. */
   outputs: { column: string; values: number[] }[];
+  /** Its numeric inputs' raw values, a row per known time and per time to forecast (null: empty or not a number). */
+  drivers: { columns: string[]; known: (number | null)[][]; future: (number | null)[][] };
   splits: { lastFit: number; test: number[] }[];
   targetTimes: number[];
   cost: number;
@@ -207,9 +210,16 @@ function sketchOf(prep: PreparedSeries): SeriesSketch {
   const outputs = prep.plan
     .filter(({ col }) => col.kind === 'numeric')
     .map(({ col }) => ({ column: col.name, values: prep.analysis.known.map((i) => parseNumber((prep.analysis.readers[i] as CellReader)(col.name)) as number) }));
+  const columns = prep.analysis.columns.filter((c) => c.role === 'input' && c.kind === 'numeric').map((c) => c.name);
+  const at = columns.map((name) => prep.input.header.indexOf(name));
   return {
     state: prep.placement.series,
     season: prep.placement.info.season,
+    drivers: {
+      columns,
+      known: prep.analysis.known.map((i) => columns.map((name) => parseNumber((prep.analysis.readers[i] as CellReader)(name)))),
+      future: prep.placement.targets.map((t) => at.map((k) => parseNumber(t.cells[k] ?? null))),
+    },
     knownTimes: prep.placement.knownTimes,
     outputs,
     splits: prep.backtest.splits.map((split) => ({ lastFit: split.fit[split.fit.length - 1] as number, test: split.test })),
@@ -252,6 +262,7 @@ function globalTask(members: PanelMember[], seed: number): GlobalTask | null {
   });
   if (entries.length < 2) return null;
   const series: GlobalSeries[] = entries.map(({ sketch, values, offset }) => ({ time: sketch.knownTimes.map((t) => t + offset), values }));
+  const drivers = panelDrivers(entries.map((e) => e.sketch));
   const windows = entries.reduce((m, e) => Math.max(m, e.sketch.splits.length), 0);
   const rounds: GlobalRound[] = [];
   for (let r = 0; r <= windows; r++) {
@@ -276,7 +287,22 @@ function globalTask(members: PanelMember[], seed: number): GlobalTask | null {
     });
     rounds.push({ cut, predict });
   }
-  return { series, rounds, season, seed, entries: entries.map((e) => ({ index: e.member.index, column: e.column })) };
+  return { series, rounds, season, seed, entries: entries.map((e) => ({ index: e.member.index, column: e.column })), ...(drivers ? { drivers } : {}) };
+}
+
+/** The numeric inputs the series share by name, aligned with the global model's series; absent when the panel has none the fixed-effects regression can use. */
+function panelDrivers(sketches: SeriesSketch[]): PanelDrivers | undefined {
+  const columns = [...new Set(sketches.flatMap((s) => s.drivers.columns))];
+  if (columns.length === 0) return undefined;
+  const drivers: PanelDrivers = {
+    columns,
+    series: sketches.map((s) => {
+      const at = columns.map((c) => s.drivers.columns.indexOf(c));
+      const pick = (row: (number | null)[]) => at.map((k) => (k < 0 ? null : (row[k] ?? null)));
+      return { known: s.drivers.known.map(pick), future: s.drivers.future.map(pick) };
+    }),
+  };
+  return hasUsableDrivers(drivers) ? drivers : undefined;
 }
 
 /** Work units of one round of the global model, on the local families' scale (a naive fit is 1). */
@@ -391,8 +417,8 @@ export function runPlannedPanel(planned: PlannedPanel, hooks: EngineHooks, start
   return assemblePanel(planned.plan, outcomes, { trainMs: performance.now() - started, phases: { readMs: planned.plan.readMs, backtestMs: clock.backtestMs, fitMs: clock.fitMs } });
 }
 
-/** Every round of the global model in turn, then its one description; null when the panel is too small to learn across. */
-function runGlobalRounds(task: GlobalTask, meter: WorkMeter, cost: number): GlobalResult | null {
+/** Every round of the models across the panel's series in turn, then each one's description. */
+function runGlobalRounds(task: GlobalTask, meter: WorkMeter, cost: number): GlobalResult {
   const runs = task.rounds.map((_, r) => runGlobalTaskRound(task, r, meter.claim(cost)));
   return globalResult(task.season, runs);
 }

@@ -17,10 +17,9 @@
  */
 import { withDateCache } from '../core/dates.js';
 import { trainOrPlan } from './engine.js';
-import { runGlobalRound, type GlobalRoundRun } from '../models/global.js';
 import { seriesPlan } from '../panel/panel.js';
 import { assemblePanel } from '../panel/panel-assembly.js';
-import { choosePanel, fitPanelPart, globalResult, scorePanelPart, type GlobalTask, type PanelChoice, type PanelPart, type PanelPlan, type SeriesOutcome, type SeriesScores } from '../panel/panel-part.js';
+import { choosePanel, fitPanelPart, globalResult, runGlobalTaskRound, scorePanelPart, type GlobalTask, type PanelRoundRun, type PanelChoice, type PanelPart, type PanelPlan, type SeriesOutcome, type SeriesScores } from '../panel/panel-part.js';
 import { ProgressReporter, type EngineHooks } from '../core/progress.js';
 import { WorkMeter } from '../series/series-run.js';
 import type { SelectionOptions } from '../selection/selection.js';
@@ -61,11 +60,11 @@ export function planTraining(input: TrainingInput, hooks: EngineHooks = {}, minP
   };
 }
 
-/** Round `round` of the panel's global model; its answer is the JSON of a GlobalRoundRun, or "null" when it could not learn. */
+/** Round `round` of the models across the panel's series; its answer is the JSON of a PanelRoundRun. */
 export function runRoundUnit(global: string, round: number, hooks: EngineHooks = {}): string {
   const task = JSON.parse(global) as GlobalTask;
   const meter = new WorkMeter(1, hooks);
-  const run = runGlobalRound(task.series, task.rounds[round] as GlobalTask['rounds'][number], round, { season: task.season, seed: task.seed, progress: meter.claim(1) });
+  const run = runGlobalTaskRound(task, round, meter.claim(1));
   meter.finish();
   return JSON.stringify(run);
 }
@@ -74,7 +73,7 @@ export function runRoundUnit(global: string, round: number, hooks: EngineHooks =
 export function runScoreUnit(partText: string, rounds: string[], hooks: EngineHooks = {}): string {
   return withDateCache(() => {
     const part = JSON.parse(partText) as PanelPart;
-    const runs = rounds.map((r) => JSON.parse(r) as GlobalRoundRun | null);
+    const runs = rounds.map((r) => JSON.parse(r) as PanelRoundRun);
     const global = part.globalRounds > 0 && runs.length === part.globalRounds ? globalResult(part.globalSeason, runs) : null;
     const scores = scorePanelPart(part, seriesPlan(part.panel.series, part.panel.rows), (cost) => new WorkMeter(cost, hooks), { global });
     return JSON.stringify(scores);

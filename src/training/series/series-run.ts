@@ -146,7 +146,7 @@ export function prepareSeries(input: TrainingInput, analysis: Analysis, seed: nu
   const selection = plan.selection ?? {};
   const outputs = analysis.columns
     .filter((c) => c.role === 'output')
-    .map((col) => ({ col, families: withoutUnfitFamilies([...plan.choose(col.kind, info, n), ...poolingFamilies(col, selection)], col, analysis, info, selection) }));
+    .map((col) => ({ col, families: withoutUnfitFamilies([...plan.choose(col.kind, info, n), ...poolingFamilies(col, selection)], col, analysis, info, selection, space) }));
   // Weighted by each family's own cost estimate, over the families that apply, so Advance moves evenly.
   const windows = backtest.splits.length;
   const cost = outputs.reduce(
@@ -166,11 +166,15 @@ function poolingFamilies(col: ColumnSpec, selection: SelectionOptions): ModelFam
 }
 
 /**
- * An output's families less those the series gives no ground for: those fitted on logarithms (FamilyTraits
+ * An output's families less those the series gives no ground for: those that model known drivers (FamilyTraits
+ * readsDrivers) on a series with none, those fitted on logarithms (FamilyTraits
  * positiveOnly) on a series with a value at or below zero, and where the plan asks (SelectionOptions
  * onlyWhereAdmitted), those whose own test (ModelFamily.admits) the series fails.
  */
-function withoutUnfitFamilies(families: ModelFamily[], col: ColumnSpec, analysis: Analysis, info: SeriesInfo, selection: SelectionOptions): ModelFamily[] {
+function withoutUnfitFamilies(families: ModelFamily[], col: ColumnSpec, analysis: Analysis, info: SeriesInfo, selection: SelectionOptions, space: FeatureSpaceState): ModelFamily[] {
+  // Known drivers: the user's inputs filled in the rows to forecast (a lagged input is its own past, not a driver).
+  const drivers = space.numeric.length + space.categorical.length;
+  if (drivers === 0) families = families.filter((f) => !f.traits?.readsDrivers);
   const asks = families.some((f) => f.traits?.positiveOnly) || selection.onlyWhereAdmitted;
   if (!asks || col.kind !== 'numeric' || !info.timeOrdered) return families;
   const values = analysis.known.map((i) => parseNumber((analysis.readers[i] as CellReader)(col.name)) as number);
@@ -185,12 +189,25 @@ export function targetOf(prep: PreparedSeries, col: ColumnSpec): number[] | stri
   return col.kind === 'numeric' ? cells.map((c) => parseNumber(c) as number) : cells.map((c) => c.trim());
 }
 
+/** Units of the user's column one step of each feature is (featureNames' order; FitContext.featureScales). */
+function featureScalesOf(space: FeatureSpaceState): number[] {
+  return [
+    ...space.numeric.map((f) => f.sd),
+    ...space.categorical.flatMap((f) => f.categories.map(() => 1)),
+    ...(space.years ? [space.years.sd] : []),
+    ...Array.from({ length: 2 * space.yearHarmonics }, () => 1),
+    ...(space.weekday ? Array.from({ length: 7 }, () => 1) : []),
+    ...(space.lagged ?? []).map((f) => f.sd),
+  ];
+}
+
 function fitContext(prep: PreparedSeries, meter: WorkMeter) {
   const { info } = prep.placement;
   return (column: string, family: ModelFamily, fitRows: number, final = false) => ({
     seed: fitSeed(prep.params.seed, column, family.name, fitRows, final),
     params: prep.familyParams,
     featureNames: prep.names,
+    featureScales: featureScalesOf(prep.space),
     final,
     progress: meter.claim(family.cost(info, fitRows, final)),
   });
