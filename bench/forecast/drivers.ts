@@ -35,14 +35,16 @@
  * Prints the table; writes it with the per-series rows to bench/.out/drivers.md.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { trainModel, type CandidateScore, type TrainingResult } from '../../src/training/index.js';
 import { geometricMean } from './corpus.js';
+import { inputOf } from './datasets.js';
 import { DRIVER_CASES, driversUploadOf, speedPanel, type DriverPanel } from './drivers-data.js';
-import { decimalsOf } from './panels-data.js';
-import { describePhases, OUT, runOurs, TIME_LIMIT_S, type OursRun } from './panels-ours.js';
+import { decimalsOf, type Upload } from './panels-data.js';
+import { describePhases, OUT, TIME_LIMIT_S, type OursRun } from './panels-ours.js';
 import { commitOf, scorePanel } from './panels.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -66,6 +68,97 @@ type RPeers = Record<string, Record<number, Partial<Record<RModel, RFit>>>>;
 const uptime = () => loadavg().map((v) => v.toFixed(2)).join(' ');
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const f3 = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? '-' : v.toFixed(3));
+
+// ---------------------------------------------------------------------------------------------------------
+// Ours: trainModel in a child process (this file with --child), killed at the limit, as panels-ours.ts runs
+// panels-child.ts, but reading back the first output's candidates too, so that the table can say how the
+// engine's covariate-aware families scored in its own backtest (or why they did not apply).
+
+/** The engine's candidates whose name says they read covariates (names as the engine has them at run time). */
+const COVARIATE_FAMILY = /regression|fixed_effects|xreg|covariate/;
+
+type DriversRun = OursRun & { candidates?: CandidateScore[] };
+interface ChildOut {
+  wallMs: number;
+  rows: Record<string, string>[];
+  phases?: Record<string, number>;
+  wins?: Record<string, number>;
+  description: string;
+  candidates: CandidateScore[];
+}
+
+async function childMain(inFile: string, outFile: string) {
+  const input = inputOf(JSON.parse(readFileSync(inFile, 'utf8')) as Upload);
+  const started = performance.now();
+  const result: TrainingResult = await Promise.resolve(trainModel(input));
+  const wallMs = performance.now() - started;
+  const timing = result.timing as TrainingResult['timing'] & { phases?: Record<string, number> };
+  const output = result.selection?.outputs[0];
+  const out: ChildOut = {
+    wallMs,
+    rows: result.forecasts.map((f) => f.values),
+    ...(timing.phases ? { phases: timing.phases } : {}),
+    ...(result.selection?.panel ? { wins: result.selection.panel.wins } : {}),
+    description: output ? output.description || output.chosen : '',
+    candidates: output?.candidates ?? [],
+  };
+  writeFileSync(outFile, JSON.stringify(out));
+}
+
+const load = () => Math.round(loadavg()[0]! * 100) / 100;
+
+async function runOurs(name: string, upload: Upload): Promise<DriversRun> {
+  const inFile = join(OUT, `drivers-upload-${name}.json`);
+  const outFile = join(OUT, `drivers-result-${name}.json`);
+  writeFileSync(inFile, JSON.stringify(upload));
+  rmSync(outFile, { force: true });
+  const started = performance.now();
+  const outcome = await new Promise<{ code: number | null; timedOut: boolean; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, ['--max-old-space-size=8192', '--import', 'tsx', fileURLToPath(import.meta.url), '--child', inFile, outFile], {
+      cwd: join(here, '..', '..'),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-2000)));
+    let timedOut = false;
+    // The child's start-up (tsx and the imports) is given on top of the limit.
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, (TIME_LIMIT_S + 10) * 1000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, timedOut, stderr });
+    });
+  });
+  rmSync(inFile, { force: true });
+  if (outcome.timedOut) return { status: 'timeout', wallMs: performance.now() - started, rows: [], load: load() };
+  if (outcome.code !== 0) {
+    // The engine's message: the first line of the thrown error, where the child's stderr has one.
+    const message = /Error: (.*)/.exec(outcome.stderr)?.[1] ?? outcome.stderr.trim().split('\n').slice(-3).join(' ');
+    return { status: 'failed', error: message, wallMs: performance.now() - started, rows: [], load: load() };
+  }
+  const r = JSON.parse(readFileSync(outFile, 'utf8')) as ChildOut;
+  rmSync(outFile, { force: true });
+  if (r.wallMs > TIME_LIMIT_S * 1000) return { status: 'timeout', wallMs: r.wallMs, rows: [], load: load() };
+  return {
+    status: 'ok',
+    wallMs: r.wallMs,
+    rows: r.rows,
+    ...(r.phases ? { phases: r.phases } : {}),
+    ...(r.wins ? { panel: { wins: r.wins } } : {}),
+    outputs: [{ column: '', chosen: r.description }],
+    candidates: r.candidates,
+    load: load(),
+  };
+}
+
+/** `regression_arima 0.239, fixed_effects n/a, ...`: the covariate-aware candidates' backtest errors in the engine's metric. */
+function covariateFamilies(run: DriversRun): string {
+  const picked = (run.candidates ?? []).filter((c) => COVARIATE_FAMILY.test(c.name));
+  if (picked.length === 0) return run.status === 'ok' ? 'none among the candidates' : '-';
+  return picked.map((c) => `${c.name} ${c.error === null ? 'n/a' : c.error.toPrecision(3)}`).join(', ');
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // R peers
@@ -129,8 +222,8 @@ interface SeriesRow {
 interface CaseResult {
   panel: DriverPanel;
   rows: number;
-  ours: OursRun;
-  oursNoX: OursRun;
+  ours: DriversRun;
+  oursNoX: DriversRun;
   series: SeriesRow[];
   rSeconds: Partial<Record<RModel, number>>;
 }
@@ -208,15 +301,17 @@ function oursCell(run: OursRun, value: number | undefined, forecast: number, sco
   return `${f3(value)}${partial}${families ? ` [${families}]` : ''}`;
 }
 
-/** The winning families: the panel report's wins, or the single output's choice. */
+/**
+ * The winning families: the engine's description of its choice (a panel's names the chosen families and their
+ * weights and counts the per-series winners), or the panel report's wins where there is no description.
+ */
 function familiesOf(run: OursRun): string {
-  const wins = run.panel?.wins;
-  if (wins && Object.keys(wins).length > 0)
-    return Object.entries(wins)
-      .sort((a, b) => b[1] - a[1])
-      .map(([k, v]) => `${k} ${v}`)
-      .join(', ');
-  return (run.outputs ?? []).map((o) => o.chosen).join('; ').slice(0, 120);
+  const description = (run.outputs ?? []).map((o) => o.chosen).join('; ');
+  if (description) return description.replace(/\|/g, '/').slice(0, 220);
+  return Object.entries(run.panel?.wins ?? {})
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
 }
 
 function marks(c: CaseResult, model: RModel): string {
@@ -278,7 +373,7 @@ function notes(results: CaseResult[], skipped: string[]): string {
     const phases = describePhases(c.ours);
     const rTimes = R_MODELS.map(([m, l]) => `${l} ${(c.rSeconds[m] ?? 0).toFixed(1)} s`).join(', ');
     const wins = familiesOf(c.oursNoX);
-    return `- ${c.panel.id}: ${c.panel.label}. Covariates ${c.panel.covariates.join(', ')} (${c.panel.why}); source ${c.panel.source}; ${c.rows} rows. Ours ${c.ours.status}${phases ? ` (${phases})` : ''}, load ${c.ours.load}; without drivers ${c.oursNoX.status}${wins ? ` [${wins}]` : ''}. R fit time summed: ${rTimes}.`;
+    return `- ${c.panel.id}: ${c.panel.label}. Covariates ${c.panel.covariates.join(', ')} (${c.panel.why}); source ${c.panel.source}; ${c.rows} rows. Ours ${c.ours.status}${phases ? ` (${phases})` : ''}, load ${c.ours.load}; its covariate-aware candidates' backtest error (engine's metric; n/a = did not apply): ${covariateFamilies(c.ours)}. Without drivers ${c.oursNoX.status}${wins ? ` [${wins}]` : ''}. R fit time summed: ${rTimes}.`;
   });
   return [...lines, ...skipped.map((s) => `- skipped: ${s}`)].join('\n');
 }
@@ -306,7 +401,7 @@ async function speedCase(): Promise<string> {
   ];
   for (const withDrivers of [true, false]) {
     const upload = driversUploadOf(panel, withDrivers);
-    const ours = await runOurs(`drivers-speed${withDrivers ? '' : '-nox'}`, upload, null);
+    const ours = await runOurs(`drivers-speed${withDrivers ? '' : '-nox'}`, upload);
     const scores = scorePanel(panel, ours, null).filter((s) => s.scale > 0);
     const oursMean = scores.every((s) => s.ours !== undefined) ? mean(scores.map((s) => s.ours!)) : undefined;
     const naiveMean = mean(scores.map((s) => s.naive['seasonal naive'] ?? s.naive.naive!));
@@ -336,8 +431,8 @@ export async function benchDrivers() {
   const results: CaseResult[] = [];
   for (const panel of cases) {
     const upload = driversUploadOf(panel, true);
-    const ours = await runOurs(`drivers-${panel.id}`, upload, null);
-    const oursNoX = await runOurs(`drivers-${panel.id}-nox`, driversUploadOf(panel, false), null);
+    const ours = await runOurs(`drivers-${panel.id}`, upload);
+    const oursNoX = await runOurs(`drivers-${panel.id}-nox`, driversUploadOf(panel, false));
     const rSeconds: CaseResult['rSeconds'] = {};
     for (const [model] of R_MODELS) {
       const fits = Object.values(peers?.[panel.id] ?? {}).map((m) => m[model]);
@@ -371,5 +466,6 @@ export async function benchDrivers() {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  await benchDrivers();
+  if (process.argv[2] === '--child') await childMain(process.argv[3]!, process.argv[4]!);
+  else await benchDrivers();
 }
