@@ -128,7 +128,7 @@ function describe(p: Prepared, drivers: PanelDrivers, form: string, slopes: numb
     if (p.logValue) return `${name} ${size} (per unit: ${(100 * (Math.exp(b) - 1)).toPrecision(3)}% on the value)`;
     return `${name} ${size} per unit`;
   });
-  return `fixed effects across ${seriesCount} series (${form}${p.logValue ? ', in logarithms' : ''}; one intercept per series, common slopes): ${effects.join(', ')}`;
+  return `fixed effects across ${seriesCount} series (${form}${p.logValue ? ', in logarithms' : ''}, common slopes): ${effects.join(', ')}`;
 }
 
 /**
@@ -196,7 +196,7 @@ export function runFixedEffectsRound(series: RoundSeries[], drivers: PanelDriver
   });
   const count = members.length;
   const runs: FixedEffectsRun[] = [];
-  if (levelSlopes) runs.push({ name: 'fixed_effects', predictions: levels, description: describe(p, drivers, 'levels', levelSlopes, count) });
-  if (diffSlopes) runs.push({ name: 'fixed_effects_diff', predictions: diffs, description: describe(p, drivers, 'differences, a drift per series', diffSlopes, count) });
+  if (levelSlopes) runs.push({ name: 'fixed_effects', predictions: levels, description: describe(p, drivers, 'levels, an intercept per series', levelSlopes, count) });
+  if (diffSlopes) runs.push({ name: 'fixed_effects_diff', predictions: diffs, description: describe(p, drivers, 'changes, a drift per series', diffSlopes, count) });
   return runs;
 }

@@ -34,11 +34,11 @@ export const GLOBAL_FAMILY_NAME = 'global_boosting';
  * A family whose fit is made across a panel's series and kept as each series' forecast: the registry's entry
  * revives stored forecasts and never applies on its own.
  */
-function acrossSeriesFamily(name: string): ModelFamily<GlobalForecastState> {
+function acrossSeriesFamily(name: string, readsDrivers = false): ModelFamily<GlobalForecastState> {
   return {
     name,
     kind: 'numeric',
-    traits: { tried: 'panel' },
+    traits: { tried: 'panel', ...(readsDrivers ? { readsDrivers } : {}) },
     applies: () => false,
     cost: () => 1,
     fit: () => {
@@ -50,9 +50,10 @@ function acrossSeriesFamily(name: string): ModelFamily<GlobalForecastState> {
 
 export const globalForecastFamily = acrossSeriesFamily(GLOBAL_FAMILY_NAME);
 /** The fixed-effects regressions across a panel's series (fixed-effects.ts), in levels and in differences. */
-export const fixedEffectsFamilies = [acrossSeriesFamily('fixed_effects'), acrossSeriesFamily('fixed_effects_diff')];
+export const fixedEffectsFamilies = [acrossSeriesFamily('fixed_effects', true), acrossSeriesFamily('fixed_effects_diff', true)];
 
 /** The family a panel hands one series' selection: its final "fit" is the across-series model's forecast for it. */
 export function precomputedFamily(name: string, state: GlobalForecastState): ModelFamily<GlobalForecastState> {
-  return { ...acrossSeriesFamily(name), fit: (_rows: FitRows) => revive(state) };
+  const registered = [globalForecastFamily, ...fixedEffectsFamilies].find((f) => f.name === name) ?? acrossSeriesFamily(name);
+  return { ...registered, fit: (_rows: FitRows) => revive(state) };
 }

@@ -116,7 +116,7 @@ function summaryOutputs(runs: RunSummary[]): OutputSelection[] {
     entry.entries.push(run);
   }
   return [...columns.entries()].map(([column, { kind, entries }]) => {
-    const byFamily = new Map<string, { sum: number; count: number; notes: Set<string> }>();
+    const byFamily = new Map<string, { sum: number; count: number; notes: Set<string>; fitted?: string }>();
     let winners = 0;
     const chosen = new Map<string, number>();
     for (const run of entries) {
@@ -125,6 +125,7 @@ function summaryOutputs(runs: RunSummary[]): OutputSelection[] {
       for (const s of run.scored) {
         let f = byFamily.get(s.name);
         if (!f) byFamily.set(s.name, (f = { sum: 0, count: 0, notes: new Set() }));
+        if (s.description && f.fitted === undefined) f.fitted = s.description;
         if (s.error !== null) {
           f.sum += s.error / run.scale;
           f.count++;
@@ -133,7 +134,7 @@ function summaryOutputs(runs: RunSummary[]): OutputSelection[] {
     }
     const candidates = [...byFamily.entries()].map(([name, f]) => ({
       name,
-      description: f.count > 0 ? `${name} on ${f.count} of ${entries.length} series` : name,
+      description: f.count > 0 ? `${name} on ${f.count} of ${entries.length} series${f.fitted ? `: ${f.fitted}` : ''}` : name,
       error: f.count > 0 ? f.sum / f.count : null,
       ...(f.count < entries.length && f.notes.size > 0 ? { note: [...f.notes][0] } : {}),
     }));

@@ -92,7 +92,7 @@ export interface RunSummary {
   winnerError: number;
   /** The winner's structure where it was chosen across the panel's series (selection.ts describeStructure). */
   across?: string;
-  scored: { name: string; error: number | null; note?: string }[];
+  scored: { name: string; error: number | null; note?: string; description?: string }[];
 }
 
 /** One candidate of one output as a part scored it: what the choice across series and the series' refit read. */
@@ -304,7 +304,8 @@ function outcomeOf(index: number, knownRows: number, result: TrainingResult, run
         winner: run.winner.members.length > 1 ? 'combination' : (run.winner.members[0] as { family: ModelFamily }).family.name,
         winnerError: run.winner.error,
         ...(run.winner.across ? { across: run.winner.across.structure } : {}),
-        scored: run.scored.map((s) => ({ name: s.family.name, error: s.error, ...(s.note ? { note: s.note } : {}) })),
+        // A model across the series says what it fitted once for all of them (the fixed effects' common slopes).
+        scored: run.scored.map((s) => ({ name: s.family.name, error: s.error, ...(s.note ? { note: s.note } : {}), ...(s.family.traits?.tried === 'panel' ? { description: s.description } : {}) })),
       })),
     },
   };

@@ -318,8 +318,31 @@ function finalFit(prep: PreparedSeries, run: OutputRun, rows: PredictRows, fitFa
   // The report describes the stored model, not the last backtest fit.
   const only = members.length === 1 ? (members[0] as FinalMember).fitted.describe() : null;
   const description = only === null ? winner.description : winner.across ? `${only} (chosen across ${winner.across.series} series)` : only;
-  const said = [...(run.notes ?? []), ...notes, ...weighed];
+  const drivers = driversNote(prep, run, members);
+  const said = [...(run.notes ?? []), ...notes, ...weighed, ...(drivers ? [drivers] : [])];
   return { run: { ...run, winner: { ...winner, description }, ...(said.length > 0 ? { notes: said } : {}) }, members };
+}
+
+/**
+ * What the known drivers did, where a series has some: the effects each answered member that reads them fitted (a
+ * lone member's own description already names them), or that none of the answer reads them and how the best
+ * candidate that does scored (the first thing a user of a price or capacity driver asks).
+ */
+function driversNote(prep: PreparedSeries, run: OutputRun, members: FinalMember[]): string | null {
+  const drivers = [...prep.space.numeric.map((f) => f.column), ...prep.space.categorical.map((f) => f.column)];
+  if (drivers.length === 0 || run.kind !== 'numeric') return null;
+  const named = `known driver${drivers.length === 1 ? '' : 's'} ${drivers.map((d) => `'${d}'`).join(', ')}`;
+  const readers = members.filter((m) => m.family.traits?.readsDrivers);
+  if (readers.length > 0) {
+    if (members.length === 1) return null;
+    return `${named}: ${readers.map((m) => `${m.family.name} (weight ${m.weight.toFixed(2)}): ${m.fitted.describe()}`).join('; ')}`;
+  }
+  const best = run.scored
+    .filter((s) => s.family.traits?.readsDrivers && s.error !== null && Number.isFinite(s.error))
+    .sort((a, b) => (a.error as number) - (b.error as number))[0];
+  const figure = (x: number) => String(Number(x.toPrecision(4)));
+  if (!best) return `${named}: not used, no model that reads them could be fitted on this series`;
+  return `${named}: not in the answer; the best candidate that reads ${drivers.length === 1 ? 'it' : 'them'}, ${best.family.name}, scored ${figure(best.error as number)} on the backtest against the answer's ${figure(run.winner.error)}`;
 }
 
 /** Refits the winners on every known row, forecasts the rows to forecast, and reports (with the runs as answered). */
