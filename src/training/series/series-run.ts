@@ -167,14 +167,15 @@ function poolingFamilies(col: ColumnSpec, selection: SelectionOptions): ModelFam
 
 /**
  * An output's families less those the series gives no ground for: those that model known drivers (FamilyTraits
- * readsDrivers) on a series with none, those fitted on logarithms (FamilyTraits
+ * readsDrivers) on a series with none or with no time axis, those fitted on logarithms (FamilyTraits
  * positiveOnly) on a series with a value at or below zero, and where the plan asks (SelectionOptions
  * onlyWhereAdmitted), those whose own test (ModelFamily.admits) the series fails.
  */
 function withoutUnfitFamilies(families: ModelFamily[], col: ColumnSpec, analysis: Analysis, info: SeriesInfo, selection: SelectionOptions, space: FeatureSpaceState): ModelFamily[] {
-  // Known drivers: the user's inputs filled in the rows to forecast (a lagged input is its own past, not a driver).
+  // Known drivers: the user's inputs filled in the rows to forecast (a lagged input is its own past, not a driver);
+  // the families that model them are time-series models (tabular rows have every family that reads inputs already).
   const drivers = space.numeric.length + space.categorical.length;
-  if (drivers === 0) families = families.filter((f) => !f.traits?.readsDrivers);
+  if (drivers === 0 || !info.timeOrdered) families = families.filter((f) => !f.traits?.readsDrivers);
   const asks = families.some((f) => f.traits?.positiveOnly) || selection.onlyWhereAdmitted;
   if (!asks || col.kind !== 'numeric' || !info.timeOrdered) return families;
   const values = analysis.known.map((i) => parseNumber((analysis.readers[i] as CellReader)(col.name)) as number);
