@@ -2,8 +2,9 @@
  * Forecasts WITH known drivers: panels and single series whose covariates are filled in the rows to forecast
  * (drivers-data.ts: real data from npm packages, the sources and why each covariate is a driver in its header),
  * uploaded long as a user would (key column(s), date parts, covariates, the value last and empty in the last h
- * rows of every series) and forecast by ours (trainModel on inputOf(upload), in a child process bounded in time:
- * panels-ours.ts runOurs, as panels.ts runs it), and by the same upload WITHOUT its covariate columns (same rows),
+ * rows of every series) and forecast by ours (trainModel on inputOf(upload), in a child process bounded in time,
+ * as panels-ours.ts runs panels-child.ts; here this file with --child, which also reads back the engine's
+ * candidates and notes), and by the same upload WITHOUT its covariate columns (same rows),
  * so the table shows what the drivers moved. Ours is measured as the engine is at run time: whatever families it
  * has, it is only called and read.
  *
@@ -77,7 +78,7 @@ const f3 = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? 
 /** The engine's candidates whose name says they read covariates (names as the engine has them at run time). */
 const COVARIATE_FAMILY = /regression|fixed_effects|xreg|covariate/;
 
-type DriversRun = OursRun & { candidates?: CandidateScore[] };
+type DriversRun = OursRun & { candidates?: CandidateScore[]; engineNotes?: string[] };
 interface ChildOut {
   wallMs: number;
   rows: Record<string, string>[];
@@ -85,6 +86,8 @@ interface ChildOut {
   wins?: Record<string, number>;
   description: string;
   candidates: CandidateScore[];
+  /** The first output's notes: how the answer departs from the backtest's choice (e.g. a known driver left out). */
+  notes: string[];
 }
 
 async function childMain(inFile: string, outFile: string) {
@@ -101,6 +104,7 @@ async function childMain(inFile: string, outFile: string) {
     ...(result.selection?.panel ? { wins: result.selection.panel.wins } : {}),
     description: output ? output.description || output.chosen : '',
     candidates: output?.candidates ?? [],
+    notes: output?.notes ?? [],
   };
   writeFileSync(outFile, JSON.stringify(out));
 }
@@ -149,6 +153,7 @@ async function runOurs(name: string, upload: Upload): Promise<DriversRun> {
     ...(r.wins ? { panel: { wins: r.wins } } : {}),
     outputs: [{ column: '', chosen: r.description }],
     candidates: r.candidates,
+    engineNotes: r.notes,
     load: load(),
   };
 }
@@ -373,7 +378,7 @@ function notes(results: CaseResult[], skipped: string[]): string {
     const phases = describePhases(c.ours);
     const rTimes = R_MODELS.map(([m, l]) => `${l} ${(c.rSeconds[m] ?? 0).toFixed(1)} s`).join(', ');
     const wins = familiesOf(c.oursNoX);
-    return `- ${c.panel.id}: ${c.panel.label}. Covariates ${c.panel.covariates.join(', ')} (${c.panel.why}); source ${c.panel.source}; ${c.rows} rows. Ours ${c.ours.status}${phases ? ` (${phases})` : ''}, load ${c.ours.load}; its covariate-aware candidates' backtest error (engine's metric; n/a = did not apply): ${covariateFamilies(c.ours)}. Without drivers ${c.oursNoX.status}${wins ? ` [${wins}]` : ''}. R fit time summed: ${rTimes}.`;
+    return `- ${c.panel.id}: ${c.panel.label}. Covariates ${c.panel.covariates.join(', ')} (${c.panel.why}); source ${c.panel.source}; ${c.rows} rows. Ours ${c.ours.status}${phases ? ` (${phases})` : ''}, load ${c.ours.load}; its covariate-aware candidates' backtest error (engine's metric; n/a = did not apply): ${covariateFamilies(c.ours)}${c.ours.engineNotes?.length ? `; engine's notes: ${c.ours.engineNotes.join(' / ')}` : ''}. Without drivers ${c.oursNoX.status}${wins ? ` [${wins}]` : ''}. R fit time summed: ${rTimes}.`;
   });
   return [...lines, ...skipped.map((s) => `- skipped: ${s}`)].join('\n');
 }
