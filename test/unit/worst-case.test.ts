@@ -37,6 +37,9 @@ describe('the path guard: a forecast that cannot be right', () => {
 
   it('refuses what is not a number', () => {
     expect(implausiblePath(rising, [150, Number.NaN], steps)).toBe('gives no number at step 2');
+    // A path driven by known drivers follows them past the history's pace, and still never crosses zero.
+    expect(implausiblePath(rising, [1e6], [1], 'answer', true)).toBeNull();
+    expect(implausiblePath(rising, [120, 40, -5], steps, 'answer', true)).toBe('falls to -5 at step 3 on a series that was always above zero');
   });
 });
 

@@ -142,6 +142,9 @@ function summaryOutputs(runs: RunSummary[]): OutputSelection[] {
     const ranking = [...chosen.entries()].sort((a, b) => b[1] - a[1]);
     const error = winners / entries.length;
     const across = [...new Set(entries.flatMap((run) => (run.across ? [run.across] : [])))];
+    // What a model across the series fitted once for all of them (the fixed effects' common slopes), where the answer uses it.
+    const answered = (name: string) => chosen.has(name) || across.some((a) => new RegExp(`\\b${name}\\b`).test(a));
+    const fittedNotes = [...byFamily.entries()].filter(([name, f]) => f.fitted !== undefined && answered(name)).map(([name, f]) => `${name}: ${f.fitted as string}`);
     return {
       column,
       kind,
@@ -151,6 +154,7 @@ function summaryOutputs(runs: RunSummary[]): OutputSelection[] {
       error,
       baseline: { name: naive?.name ?? 'none', error: naive?.error ?? error },
       candidates,
+      ...(fittedNotes.length > 0 ? { notes: fittedNotes } : {}),
     };
   });
 }

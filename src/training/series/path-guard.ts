@@ -30,9 +30,12 @@ const shown = (v: number) => (Math.abs(v) >= 1e5 || (Math.abs(v) < 1e-3 && v !==
  * Why a forecast path cannot be right for this history, or null where it can: a value that is not a number, a
  * change from the last known value past the growth allowance (an explosion), or, for the `answer` (not for one
  * member of a combination, which may dip where the combination does not), a value at or below zero on a series
- * that never was. `steps` are each row's steps ahead of the last known row.
+ * that never was. `steps` are each row's steps ahead of the last known row. A path `driven` by known drivers (a family
+ * that models them, FamilyTraits readsDrivers) is not held to the history's pace: a driver the user filled in the
+ * rows to forecast may move past anything the history showed (a scenario of a doubled unemployment rate doubles the
+ * unemployed), and the regression on it follows; a value that is no number or crosses zero is refused as ever.
  */
-export function implausiblePath(history: readonly number[], path: readonly number[], steps: readonly number[], of: 'answer' | 'member' = 'answer'): string | null {
+export function implausiblePath(history: readonly number[], path: readonly number[], steps: readonly number[], of: 'answer' | 'member' = 'answer', driven = false): string | null {
   const bad = path.findIndex((v) => !Number.isFinite(v));
   if (bad >= 0) return `gives no number at step ${steps[bad] ?? bad + 1}`;
   const last = history.at(-1);
@@ -42,6 +45,7 @@ export function implausiblePath(history: readonly number[], path: readonly numbe
     const below = path.findIndex((v) => v <= 0);
     if (below >= 0) return `falls to ${shown(path[below] as number)} at step ${steps[below] ?? below + 1} on a series that was always above zero`;
   }
+  if (driven) return null;
   // The pace of a series above zero is its ratios, of any other its differences.
   // A member's value at or below zero on a series above zero is measured by how far below the last value it went, in
   // units of that value: -5 from 146 is near, -5e6 from 0.3 explodes.
@@ -82,7 +86,7 @@ export function guardedFinalFit(
   winner: Winner,
   choose: (excluded: ReadonlySet<string>) => Winner | null,
   fit: (family: ModelFamily) => FittedModel,
-  judge: (path: number[], of: 'answer' | 'member') => string | null,
+  judge: (path: number[], of: 'answer' | 'member', driven: boolean) => string | null,
   rows: PredictRows,
 ): GuardedFit {
   const excluded = new Set<string>();
@@ -92,7 +96,8 @@ export function guardedFinalFit(
     const members = current.members.map((m) => ({ ...m, fitted: fit(m.family) }));
     if (rows.time.length === 0) return { winner: current, members, notes };
     const paths = members.map((m) => m.fitted.predict(rows) as number[]);
-    const failing = members.map((m, k) => ({ name: m.family.name, why: judge(paths[k] as number[], members.length > 1 ? 'member' : 'answer') })).filter((f) => f.why !== null);
+    const driven = (m: FinalMember) => m.family.traits?.readsDrivers === true;
+    const failing = members.map((m, k) => ({ name: m.family.name, why: judge(paths[k] as number[], members.length > 1 ? 'member' : 'answer', driven(m)) })).filter((f) => f.why !== null);
     const combined = rows.time.map((_, i) =>
       combineRow(
         paths.map((p) => p[i] as number),
@@ -100,12 +105,12 @@ export function guardedFinalFit(
         current.combine,
       ),
     );
-    const combinedWhy = members.length > 1 && failing.length === 0 ? judge(combined, 'answer') : null;
+    const combinedWhy = members.length > 1 && failing.length === 0 ? judge(combined, 'answer', members.some(driven)) : null;
     if (failing.length === 0 && combinedWhy === null) return { winner: current, members, notes };
     const reasons = failing.length > 0 ? failing.map((f) => `${f.name}'s final fit ${f.why as string}`) : [`the combined forecast ${combinedWhy as string}`];
     // Where only the combination fails, the members that would fail answered alone go; where none would, every
     // member but the last value, which always passes, so the next choice differs and the loop ends.
-    const answeredAlone = members.filter((_, k) => judge(paths[k] as number[], 'answer') !== null).map((m) => m.family.name);
+    const answeredAlone = members.filter((m, k) => judge(paths[k] as number[], 'answer', driven(m)) !== null).map((m) => m.family.name);
     const going = failing.length > 0 ? failing.map((f) => f.name) : answeredAlone.length > 0 ? answeredAlone : members.map((m) => m.family.name).filter((name) => name !== 'naive');
     going.forEach((name) => excluded.add(name));
     const next = choose(excluded);

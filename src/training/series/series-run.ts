@@ -313,7 +313,7 @@ function finalFit(prep: PreparedSeries, run: OutputRun, rows: PredictRows, fitFa
       return next.winner;
     },
     fit,
-    (path, of) => (guarded ? implausiblePath(history, path, steps, of) : null),
+    (path, of, driven) => (guarded ? implausiblePath(history, path, steps, of, driven) : null),
     guarded ? rows : { time: [], features: [] },
   );
   // The report describes the stored model, not the last backtest fit.
