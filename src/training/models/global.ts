@@ -25,6 +25,7 @@
  * enough for it: the kept choices' mean MASE is at or below the best naive's on 7 of the 9 (geometric mean 0.87
  * of it); each choice's comment below says what its alternative did.
  */
+import type { PanelDrivers } from './fixed-effects.js';
 import { fitHistogramBoosting, predictHistogramBoosting } from './histogram-boosting.js';
 
 export interface GlobalSeries {
@@ -45,6 +46,15 @@ export interface GlobalOptions {
   seed: number;
   /** Share 0..1 of the work done; call it at least every ~100 ms. */
   progress?: (share: number) => void;
+  /** The final round: its times to predict are the rows to forecast (the drivers' future rows), not known rows. */
+  final?: boolean;
+  /**
+   * The panel's known drivers (numeric inputs filled in the rows to forecast), aligned with the series: each becomes
+   * two features, its change from the previous step and its level, each scaled by the series' own spread of it (a
+   * price of 2 dollars in one store and 20 in another say the same), so the trees learn how a driver's move moves
+   * the value across every series. A series without a driver's values reads it as missing.
+   */
+  drivers?: PanelDrivers;
 }
 
 /*
@@ -101,9 +111,11 @@ interface Layout {
   scaleWindow: number;
   names: string[];
   width: number;
+  /** Known drivers read (two features each, after the series key). */
+  drivers: number;
 }
 
-function layoutOf(season: number): Layout {
+function layoutOf(season: number, drivers: string[] = []): Layout {
   const top = Math.min(Math.max(season + 1, 5), 25);
   const lags = Array.from({ length: top }, (_, i) => i + 1);
   if (season + 1 > top) lags.push(season, season + 1);
@@ -115,8 +127,9 @@ function layoutOf(season: number): Layout {
     ...means.map((w) => `mean of last ${w}`),
     ...(season > 1 ? ['change one season ago', 'season position'] : []),
     'series key',
+    ...drivers.flatMap((d) => [`${d} change`, `${d} level`]),
   ];
-  return { season, lags: usedLags, means, scaleWindow: Math.max(season, SCALE_VALUES), names, width: names.length };
+  return { season, lags: usedLags, means, scaleWindow: Math.max(season, SCALE_VALUES), names, width: names.length, drivers: drivers.length };
 }
 
 /** A series laid on its time axis from `start`: dense[p] is the value at time start + p (forward-filled), NaN before its first value. */
@@ -129,6 +142,8 @@ interface Dense {
   /** Bounds of the recursive forecasts: the laid-out values' range widened by half of it (at least the scale) on each side. */
   low: number;
   high: number;
+  /** Per driver, its scaled change and level at each position (forecast room included); NaN where unknown. */
+  drivers?: { change: Float64Array; level: Float64Array }[];
 }
 
 /** Index of the first element > x in ascending `a` (= count of elements <= x). */
@@ -224,7 +239,11 @@ function featuresAt(d: Dense, p: number, layout: Layout, key: number, out: Float
     out[k++] = step / s;
     out[k++] = ((time % layout.season) + layout.season) % layout.season;
   }
-  out[k] = key;
+  out[k++] = key;
+  for (const driver of d.drivers ?? []) {
+    out[k++] = driver.change[p] as number;
+    out[k++] = driver.level[p] as number;
+  }
   return { anchor, step: Number.isNaN(step) ? 0 : step, scale: s };
 }
 
@@ -253,7 +272,7 @@ interface Prepared {
 }
 
 /** Each participating series laid out and its most recent rows up to the cut turned into training rows. */
-function prepare(series: GlobalSeries[], round: GlobalRound, layout: Layout, alive: () => void): Prepared {
+function prepare(series: GlobalSeries[], round: GlobalRound, layout: Layout, alive: () => void, drivers?: PanelDrivers, final = false): Prepared {
   const maxLag = Math.max(...layout.lags, ...layout.means, layout.season + 1);
   const known = series.map((s, i) => {
     const cut = round.cut[i];
@@ -276,7 +295,9 @@ function prepare(series: GlobalSeries[], round: GlobalRound, layout: Layout, ali
     const predict = round.predict[i] ?? [];
     const last = predict.length > 0 ? (predict[predict.length - 1] as number) - cut : 0;
     const extra = Number.isFinite(last) ? Math.max(0, Math.ceil(last)) : 0;
-    return layOut(s, k, start, cut, extra, scaleOf(s.values, k, layout.season));
+    const d = layOut(s, k, start, cut, extra, scaleOf(s.values, k, layout.season));
+    if (drivers && layout.drivers > 0) d.drivers = layDrivers(s, drivers.series[i] ?? null, drivers.columns.length, d, cut, predict, final);
+    return d;
   });
   const total = shares.reduce((a, b) => a + b, 0);
   const x = new Float32Array(total * layout.width);
@@ -318,6 +339,51 @@ function prepare(series: GlobalSeries[], round: GlobalRound, layout: Layout, ali
     for (let i = 0; i < n; i++) target[i] = Math.min(high, Math.max(low, target[i] as number));
   }
   return { dense, rows: n, x: x.subarray(0, n * layout.width), y: target, series: participating, seasonal };
+}
+
+/**
+ * A series' drivers on its laid-out axis: the value at each position (a known row's, or a row to forecast's in the
+ * final round; the last one before it where a step has none), then scaled by the series' own mean and spread over
+ * its rows up to the cut: the level as (x - mean) / sd, the change from the previous position over the spread of the
+ * one-step changes.
+ */
+function layDrivers(s: GlobalSeries, rows: PanelDrivers['series'][number], count: number, d: Dense, cut: number, predict: number[], final: boolean): { change: Float64Array; level: Float64Array }[] {
+  const size = d.values.length;
+  return Array.from({ length: count }, (_, c) => {
+    const at = new Map<number, number>();
+    if (rows) {
+      s.time.forEach((t, i) => {
+        const v = rows.known[i]?.[c];
+        if (v !== null && v !== undefined && Number.isFinite(v) && (t <= cut || !final)) at.set(t, v);
+      });
+      if (final) {
+        predict.forEach((t, k) => {
+          const v = rows.future[k]?.[c];
+          if (v !== null && v !== undefined && Number.isFinite(v)) at.set(t, v);
+        });
+      }
+    }
+    const raw = new Float64Array(size).fill(NaN);
+    let last = NaN;
+    for (let p = 0; p < size; p++) {
+      last = at.get(d.start + p) ?? last;
+      raw[p] = last;
+    }
+    const known = Array.from(raw.subarray(0, d.length)).filter((v) => !Number.isNaN(v));
+    const changes: number[] = [];
+    for (let p = 1; p < d.length; p++) if (!Number.isNaN(raw[p] as number) && !Number.isNaN(raw[p - 1] as number)) changes.push((raw[p] as number) - (raw[p - 1] as number));
+    const spread = (xs: number[], mean: number) => Math.sqrt(xs.reduce((a, v) => a + (v - mean) ** 2, 0) / Math.max(1, xs.length)) || 1;
+    const mean = known.length > 0 ? known.reduce((a, b) => a + b, 0) / known.length : 0;
+    const sd = spread(known, mean);
+    const changeSd = spread(changes, 0);
+    const level = new Float64Array(size);
+    const change = new Float64Array(size);
+    for (let p = 0; p < size; p++) {
+      level[p] = ((raw[p] as number) - mean) / sd;
+      change[p] = p > 0 ? ((raw[p] as number) - (raw[p - 1] as number)) / changeSd : NaN;
+    }
+    return { change, level };
+  });
 }
 
 /** Recursive forecasts of one laid-out series at `times` (all after its cut). */
@@ -385,7 +451,8 @@ export interface GlobalRoundRun {
  */
 export function runGlobalRound(series: GlobalSeries[], round: GlobalRound, r: number, options: GlobalOptions): GlobalRoundRun | null {
   if (series.length < 2) return null;
-  const layout = layoutOf(Math.max(1, Math.round(options.season)));
+  const drivers = options.drivers;
+  const layout = layoutOf(Math.max(1, Math.round(options.season)), drivers?.columns ?? []);
   // Shares only grow; alive() repeats the last one during work that has no share of its own (rows, forecasts).
   let done = 0;
   const report = (share: number) => {
@@ -398,7 +465,7 @@ export function runGlobalRound(series: GlobalSeries[], round: GlobalRound, r: nu
     report(1);
     return { predictions: series.map(() => []), trained: null };
   }
-  const prepared = prepare(series, round, layout, alive);
+  const prepared = prepare(series, round, layout, alive, drivers, options.final === true);
   if (prepared.rows < MIN_ROWS || prepared.series < 2) return null;
   const model = learn(prepared, layout.width, (options.seed ^ Math.imul(r + 1, 0x9e3779b1)) >>> 0, (share) => report(0.9 * share));
   const predictions = series.map((_, i) => {
@@ -413,7 +480,7 @@ export function runGlobalRound(series: GlobalSeries[], round: GlobalRound, r: nu
 }
 
 /** The run's one line, of the largest round it trained (the last of equals). */
-export function describeGlobalRun(trained: (GlobalRoundTrained | null)[], season: number): string {
+export function describeGlobalRun(trained: (GlobalRoundTrained | null)[], season: number, drivers: string[] = []): string {
   const layout = layoutOf(Math.max(1, Math.round(season)));
   let trainedOn: GlobalRoundTrained = { series: 0, rows: 0, trees: 0, seasonal: false };
   for (const t of trained) if (t && t.rows >= trainedOn.rows) trainedOn = t;
@@ -423,6 +490,7 @@ export function describeGlobalRun(trained: (GlobalRoundTrained | null)[], season
     `means of the last ${layout.means.join(' and ')}`,
     ...(season > 1 ? [`the change one season ago`, `season position (of ${season})`] : []),
     'series key',
+    ...(drivers.length > 0 ? [`the known drivers' changes and levels (${drivers.join(', ')})`] : []),
   ];
   return (
     `global boosting over ${trainedOn.series} series (${trainedOn.rows} rows): ${trainedOn.trees} rounds of depth-${BOOSTING.depth} histogram trees ` +

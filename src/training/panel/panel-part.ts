@@ -79,6 +79,8 @@ export interface PanelPart {
   globalRounds: number;
   /** The global model's season (its description names it). */
   globalSeason: number;
+  /** The known drivers the models across the series read (their descriptions name them); absent: none. */
+  globalDrivers?: string[];
   members: PartMember[];
 }
 
@@ -170,17 +172,18 @@ export interface PanelPlan {
 /** Round r of the models across a panel's series (the global model, the fixed-effects regressions), with its share of the progress bar. */
 export function runGlobalTaskRound(task: GlobalTask, r: number, progress?: (share: number) => void): PanelRoundRun {
   const round = task.rounds[r] as GlobalRound;
-  const global = runGlobalRound(task.series, round, r, { season: task.season, seed: task.seed, ...(progress ? { progress } : {}) });
-  const fixedEffects = task.drivers ? runFixedEffectsRound(task.series, task.drivers, round, r === task.rounds.length - 1) : null;
+  const final = r === task.rounds.length - 1;
+  const global = runGlobalRound(task.series, round, r, { season: task.season, seed: task.seed, final, ...(task.drivers ? { drivers: task.drivers } : {}), ...(progress ? { progress } : {}) });
+  const fixedEffects = task.drivers ? runFixedEffectsRound(task.series, task.drivers, round, final) : null;
   return { global, fixedEffects };
 }
 
 /** The rounds' runs put together: each model that ran every round (the global model learns only across enough rows). */
-export function globalResult(season: number, runs: PanelRoundRun[]): GlobalResult {
+export function globalResult(season: number, runs: PanelRoundRun[], drivers: string[] = []): GlobalResult {
   const result: GlobalResult = [];
   const done = runs.flatMap((r) => (r.global ? [r.global] : []));
   if (done.length > 0 && done.length === runs.length) {
-    result.push({ name: GLOBAL_FAMILY_NAME, predictions: done.map((g) => g.predictions), description: describeGlobalRun(done.map((g) => g.trained), season) });
+    result.push({ name: GLOBAL_FAMILY_NAME, predictions: done.map((g) => g.predictions), description: describeGlobalRun(done.map((g) => g.trained), season, drivers) });
   }
   for (const name of new Set(runs.flatMap((r) => r.fixedEffects?.map((f) => f.name) ?? []))) {
     const each = runs.map((r) => r.fixedEffects?.find((f) => f.name === name));

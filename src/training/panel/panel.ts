@@ -378,7 +378,7 @@ export function planPanel(
     if (!m.sketch) continue;
     if (!current || current.cost >= partUnits || current.part.members.length >= MAX_PART_SERIES) {
       current = {
-        part: { header: input.header, columns: input.columns, params, seed, keys: grouping.keys, panel: { series: members.length, rows: totalRows }, globalRounds: global?.rounds.length ?? 0, globalSeason: global?.season ?? 1, members: [] },
+        part: { header: input.header, columns: input.columns, params, seed, keys: grouping.keys, panel: { series: members.length, rows: totalRows }, globalRounds: global?.rounds.length ?? 0, globalSeason: global?.season ?? 1, ...(global?.drivers ? { globalDrivers: global.drivers.columns } : {}), members: [] },
         cost: 0,
       };
       parts.push(current);
@@ -420,5 +420,5 @@ export function runPlannedPanel(planned: PlannedPanel, hooks: EngineHooks, start
 /** Every round of the models across the panel's series in turn, then each one's description. */
 function runGlobalRounds(task: GlobalTask, meter: WorkMeter, cost: number): GlobalResult {
   const runs = task.rounds.map((_, r) => runGlobalTaskRound(task, r, meter.claim(cost)));
-  return globalResult(task.season, runs);
+  return globalResult(task.season, runs, task.drivers?.columns);
 }

@@ -74,7 +74,7 @@ export function runScoreUnit(partText: string, rounds: string[], hooks: EngineHo
   return withDateCache(() => {
     const part = JSON.parse(partText) as PanelPart;
     const runs = rounds.map((r) => JSON.parse(r) as PanelRoundRun);
-    const global = part.globalRounds > 0 && runs.length === part.globalRounds ? globalResult(part.globalSeason, runs) : null;
+    const global = part.globalRounds > 0 && runs.length === part.globalRounds ? globalResult(part.globalSeason, runs, part.globalDrivers) : null;
     const scores = scorePanelPart(part, seriesPlan(part.panel.series, part.panel.rows), (cost) => new WorkMeter(cost, hooks), { global });
     return JSON.stringify(scores);
   });
