@@ -371,7 +371,7 @@ function layDrivers(s: GlobalSeries, rows: PanelDrivers['series'][number], count
     }
     const known = Array.from(raw.subarray(0, d.length)).filter((v) => !Number.isNaN(v));
     const changes: number[] = [];
-    for (let p = 1; p < d.length; p++) if (!Number.isNaN(raw[p] as number) && !Number.isNaN(raw[p - 1] as number)) changes.push((raw[p] as number) - (raw[p - 1] as number));
+    for (let p = 1; p < d.length; p++) if (!Number.isNaN(raw[p]) && !Number.isNaN(raw[p - 1])) changes.push((raw[p] as number) - (raw[p - 1] as number));
     const spread = (xs: number[], mean: number) => Math.sqrt(xs.reduce((a, v) => a + (v - mean) ** 2, 0) / Math.max(1, xs.length)) || 1;
     const mean = known.length > 0 ? known.reduce((a, b) => a + b, 0) / known.length : 0;
     const sd = spread(known, mean);
