@@ -46,7 +46,7 @@ import type { ModelFamily, SeriesInfo } from '../models/model.js';
 import type { EngineHooks } from '../core/progress.js';
 import type { Analysis } from '../core/series.js';
 import type { PanelReport, TrainingInput, TrainingResult } from '../core/types.js';
-import { parseNumber } from '../core/values.js';
+import { isEmptyCell, parseNumber } from '../core/values.js';
 
 /** Candidate key columns tried in pairs when no single one names the series (the fewest distinct values first). */
 const MAX_PAIR_CANDIDATES = 6;
@@ -199,8 +199,11 @@ interface SeriesSketch {
   knownTimes: number[];
   /** Known values of each numeric output, in the series' output order. */
   outputs: { column: string; values: number[] }[];
-  /** Its numeric inputs' raw values, a row per known time and per time to forecast (null: empty or not a number). */
-  drivers: { columns: string[]; known: (number | null)[][]; future: (number | null)[][] };
+  /**
+   * Its inputs' cells, a row per known time and per time to forecast: numbers for a numeric input (null: empty or not a
+   * number), trimmed text for a categorical one (null: empty).
+   */
+  drivers: { columns: string[]; categorical: boolean[]; known: (number | string | null)[][]; future: (number | string | null)[][] };
   splits: { lastFit: number; test: number[] }[];
   targetTimes: number[];
   cost: number;
@@ -210,15 +213,19 @@ function sketchOf(prep: PreparedSeries): SeriesSketch {
   const outputs = prep.plan
     .filter(({ col }) => col.kind === 'numeric')
     .map(({ col }) => ({ column: col.name, values: prep.analysis.known.map((i) => parseNumber((prep.analysis.readers[i] as CellReader)(col.name)) as number) }));
-  const columns = prep.analysis.columns.filter((c) => c.role === 'input' && c.kind === 'numeric').map((c) => c.name);
+  const inputs = prep.analysis.columns.filter((c) => c.role === 'input');
+  const columns = inputs.map((c) => c.name);
+  const categorical = inputs.map((c) => c.kind === 'categorical');
   const at = columns.map((name) => prep.input.header.indexOf(name));
+  const cellOf = (cell: string | null | undefined, k: number) => (categorical[k] ? (isEmptyCell(cell) ? null : String(cell).trim()) : parseNumber(cell ?? null));
   return {
     state: prep.placement.series,
     season: prep.placement.info.season,
     drivers: {
       columns,
-      known: prep.analysis.known.map((i) => columns.map((name) => parseNumber((prep.analysis.readers[i] as CellReader)(name)))),
-      future: prep.placement.targets.map((t) => at.map((k) => parseNumber(t.cells[k] ?? null))),
+      categorical,
+      known: prep.analysis.known.map((i) => columns.map((name, k) => cellOf((prep.analysis.readers[i] as CellReader)(name), k))),
+      future: prep.placement.targets.map((t) => at.map((h, k) => cellOf(t.cells[h], k))),
     },
     knownTimes: prep.placement.knownTimes,
     outputs,
@@ -290,15 +297,44 @@ function globalTask(members: PanelMember[], seed: number): GlobalTask | null {
   return { series, rounds, season, seed, entries: entries.map((e) => ({ index: e.member.index, column: e.column })), ...(drivers ? { drivers } : {}) };
 }
 
-/** The numeric inputs the series share by name, aligned with the global model's series; absent when the panel has none the fixed-effects regression can use. */
+/** Categories of one categorical input a panel's drivers name at most (the most frequent; the others read as the reference). */
+const MAX_DRIVER_CATEGORIES = 20;
+
+/**
+ * The inputs the series share by name as the panel's known drivers, aligned with the global model's series: a numeric
+ * input as its numbers, a categorical one as a 0/1 column per category but its most frequent (the reference every
+ * other is measured against). Absent when the panel has none the fixed-effects regression can use.
+ */
 function panelDrivers(sketches: SeriesSketch[]): PanelDrivers | undefined {
-  const columns = [...new Set(sketches.flatMap((s) => s.drivers.columns))];
-  if (columns.length === 0) return undefined;
+  const sources = new Map<string, boolean>();
+  for (const s of sketches) s.drivers.columns.forEach((c, k) => sources.set(c, sources.get(c) === true || s.drivers.categorical[k] === true));
+  if (sources.size === 0) return undefined;
+  const columns: string[] = [];
+  const readers: ((row: (number | string | null)[], at: number) => number | null)[] = [];
+  for (const [source, categorical] of sources) {
+    if (!categorical) {
+      columns.push(source);
+      readers.push((row, at) => (at < 0 ? null : typeof row[at] === 'number' ? (row[at]) : null));
+      continue;
+    }
+    const counts = new Map<string, number>();
+    for (const s of sketches) {
+      const at = s.drivers.columns.indexOf(source);
+      if (at >= 0) for (const row of s.drivers.known) if (typeof row[at] === 'string') counts.set(row[at], (counts.get(row[at]) ?? 0) + 1);
+    }
+    const ranked = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([name]) => name);
+    for (const category of ranked.slice(1, MAX_DRIVER_CATEGORIES + 1)) {
+      // Named with its reference, so an effect reads as the difference a category makes ("weather=snow against rain").
+      columns.push(`${source}=${category} against ${ranked[0] as string}`);
+      readers.push((row, at) => (at < 0 || row[at] === null || row[at] === undefined ? null : row[at] === category ? 1 : 0));
+    }
+  }
+  const sourceOf = (column: string) => [...sources.keys()].find((source) => column === source || (sources.get(source) === true && column.startsWith(`${source}=`))) as string;
   const drivers: PanelDrivers = {
     columns,
     series: sketches.map((s) => {
-      const at = columns.map((c) => s.drivers.columns.indexOf(c));
-      const pick = (row: (number | null)[]) => at.map((k) => (k < 0 ? null : (row[k] ?? null)));
+      const at = columns.map((c) => s.drivers.columns.indexOf(sourceOf(c)));
+      const pick = (row: (number | string | null)[]) => readers.map((read, j) => read(row, at[j] as number));
       return { known: s.drivers.known.map(pick), future: s.drivers.future.map(pick) };
     }),
   };
