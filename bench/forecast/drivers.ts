@@ -219,6 +219,8 @@ interface SeriesRow {
   oursNoX?: number;
   bestNaive: number;
   bestNaiveName: string;
+  /** Each naive method's MASE on the series (the panel's best method is the lowest mean of one of them). */
+  naives: Record<string, number>;
   r: Partial<Record<RModel, number>>;
   /** '*' failed (scored as the seasonal naive), '†' auto.arima without xreg. */
   rMark: Partial<Record<RModel, string>>;
@@ -245,6 +247,7 @@ function scoreCase(p: DriverPanel, ours: OursRun, oursNoX: OursRun, peers: RPeer
     const mase = (pred: number[]) => pred.reduce((sum, v, i) => sum + Math.abs(v - truth[i]!), 0) / truth.length / a.scale;
     const naives: [string, number][] = Object.entries(a.naive).flatMap(([name, v]) => (v === undefined ? [] : [[name, v] as [string, number]]));
     naives.push(['mean', mase(rounded(new Array<number>(p.h).fill(mean(known))))]);
+    const byMethod = Object.fromEntries(naives);
     const [bestNaiveName, bestNaive] = naives.sort((x, y) => x[1] - y[1])[0]!;
     const fallback = a.naive['seasonal naive'] ?? a.naive.naive!;
     const r: SeriesRow['r'] = {};
@@ -269,10 +272,18 @@ function scoreCase(p: DriverPanel, ours: OursRun, oursNoX: OursRun, peers: RPeer
       ...(withoutX[k]!.ours === undefined ? {} : { oursNoX: withoutX[k]!.ours }),
       bestNaive,
       bestNaiveName,
+      naives: byMethod,
       r,
       rMark,
     };
   });
+}
+
+/** The one naive method with the lowest mean over the series (chosen in hindsight per panel, not per series), and that mean. */
+function bestMethodOf(series: SeriesRow[]): { name: string; value: number } | undefined {
+  const names = [...new Set(series.flatMap((s) => Object.keys(s.naives)))].filter((name) => series.every((s) => s.naives[name] !== undefined));
+  const means = names.map((name) => ({ name, value: mean(series.map((s) => s.naives[name]!)) }));
+  return means.sort((a, b) => a.value - b.value)[0];
 }
 
 /** Means over a case's scored series (scale > 0); undefined where any of them lacks the column. */
@@ -289,6 +300,7 @@ function caseMeans(c: CaseResult) {
     oursNoX: of((s) => s.oursNoX),
     oursNoXForecast: scored.filter((s) => s.oursNoX !== undefined).length,
     bestNaive: of((s) => s.bestNaive),
+    bestMethod: bestMethodOf(scored),
     r: Object.fromEntries(R_MODELS.map(([m]) => [m, of((s) => s.r[m])])) as Record<RModel, number | undefined>,
   };
 }
@@ -326,7 +338,7 @@ function marks(c: CaseResult, model: RModel): string {
 }
 
 function table(results: CaseResult[]): string {
-  const head = ['case', 'series', 'known rows', 'frequency', 'ours with drivers [wins]', 'ours without', 'best naive', ...R_MODELS.map(([, l]) => l), 'ours wall with / without'];
+  const head = ['case', 'series', 'known rows', 'frequency', 'ours with drivers [wins]', 'ours without', 'best naive method (per case)', 'best naive (per series)', ...R_MODELS.map(([, l]) => l), 'ours wall with / without'];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i <= 4 ? '---' : '---:')).join('|')}|`];
   for (const c of results) {
     const m = caseMeans(c);
@@ -339,6 +351,7 @@ function table(results: CaseResult[]): string {
         `${frequencyOf(c.panel)}, ${c.panel.covariates.length} covariate${c.panel.covariates.length > 1 ? 's' : ''}`,
         oursCell(c.ours, m.ours, m.oursForecast, m.scored, true),
         oursCell(c.oursNoX, m.oursNoX, m.oursNoXForecast, m.scored, false),
+        m.bestMethod ? `${f3(m.bestMethod.value)} (${m.bestMethod.name})` : '-',
         f3(m.bestNaive),
         ...R_MODELS.map(([model]) => `${f3(m.r[model])}${marks(c, model)}`),
         `${(c.ours.wallMs / 1000).toFixed(1)} s / ${(c.oursNoX.wallMs / 1000).toFixed(1)} s`,
@@ -353,7 +366,8 @@ function table(results: CaseResult[]): string {
     if (done.length === 0) continue;
     const columns: [string, (m: ReturnType<typeof caseMeans>) => number | undefined][] = [
       ['ours without', (m) => m.oursNoX],
-      ['best naive', (m) => m.bestNaive],
+      ['best naive method', (m) => m.bestMethod?.value],
+      ['best naive per series', (m) => m.bestNaive],
       ...R_MODELS.map(([model]) => [model, (m: ReturnType<typeof caseMeans>) => m.r[model]] as [string, (m: ReturnType<typeof caseMeans>) => number | undefined]),
     ];
     const meanOf = (pick: (m: ReturnType<typeof caseMeans>) => number | undefined) => {
