@@ -4,7 +4,7 @@
  *
  * Inputs:
  *  - numeric input: min-max scaled into [-1, 1] with the fit rows' min/max (constant column -> always 0);
- *    missing/non-numeric cell at predict time -> the fit rows' mean. Centred inputs suit the tanh network:
+ *    missing/non-numeric cell (a known row's too) -> the fit rows' mean. Centred inputs suit the tanh network:
  *    on the benchmark, [0, 1] inputs left brain stuck on a plateau (validation MSE ~1.0 vs ~0.1 centred).
  *  - categorical input: one-hot over the categories seen in the fit rows (sorted); unknown/empty -> all 0.
  *  - date part column (year/month/day/hour/minute): the value min-max scaled, plus sin/cos(2*pi*v/P) with
@@ -117,7 +117,7 @@ export function readPart(cell: string | null | undefined): number | null {
   return n !== null && Number.isInteger(n) ? n : null;
 }
 
-/** Fits the encoder on known rows that have already been validated (every needed cell parses). */
+/** Fits the encoder on known rows that have already been validated (every needed cell parses, but numeric inputs' cells may hold no number). */
 export function fitEncoder(
   columns: ColumnSpec[],
   rows: CellReader[],
@@ -130,7 +130,8 @@ export function fitEncoder(
   for (const col of columns) {
     const cells = rows.map((read) => read(col.name));
     if (col.role === 'input' && col.kind === 'numeric') {
-      inputs.push({ type: 'numeric', column: col.name, ...stats(cells.map((c) => parseNumber(c) as number)) });
+      // A known row's input cell may hold no number (series.ts keeps the row): the stats are of the numbers.
+      inputs.push({ type: 'numeric', column: col.name, ...stats(cells.map((c) => parseNumber(c)).filter((v): v is number => v !== null)) });
     } else if (col.role === 'input') {
       const categories = [...new Set(cells.filter((c) => !isEmptyCell(c)).map((c) => (c as string).trim()))];
       inputs.push({ type: 'categorical', column: col.name, categories: categories.sort() });

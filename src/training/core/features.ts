@@ -4,7 +4,14 @@
  * rows are not the target, so using all of them in every backtest window leaks nothing) and stored with the
  * model as plain JSON, so a reloaded model builds the same numbers.
  *
- *  - numeric input: standardised (known rows' mean and standard deviation); an unreadable cell -> 0 (the mean);
+ *  - numeric input: standardised (known rows' mean and standard deviation); a cell with no number, in a known
+ *    row or a row to forecast, reads the column's last value before it on the time axis (carried forward; the
+ *    first value where none comes before), so no row reads a made-up mean; with no time axis it reads 0 (the
+ *    mean). The values those cells read are stored (`carried`), absent when no cell needs one;
+ *  - inputs that cannot teach a model anything are not features (unusedInputs): a numeric or text input with
+ *    one value in every known row, no value in any known row, the same cells as an earlier input in every row,
+ *    or (numbers) a correlation of at least COLLINEAR in absolute value with an earlier input over the known
+ *    rows: the later of two is left out;
  *  - categorical input: one-hot over the MAX_CATEGORIES most frequent categories of the known rows (ties by
  *    name); other or empty -> all zeros;
  *  - calendar, from the row's date: only cycles LONGER than the detected season, because the families model
@@ -38,7 +45,25 @@ export interface FeatureSpaceState {
   years: { mean: number; sd: number } | null;
   /** Stated inputs with no future, used through their past; absent when none (and in earlier models). */
   lagged?: LaggedInputState[];
+  /**
+   * Numeric inputs with cells holding no number on a time axis: the values such cells read, by the row's time
+   * (epoch ms), ascending; a cell reads the last at or before its row's time (the first where none). Absent
+   * when no cell of a known row or a row to forecast needs one (and in earlier models).
+   */
+  carried?: { column: string; times: number[]; values: number[] }[];
 }
+
+/** |correlation| over the known rows at or above which the later of two numeric inputs is left out. */
+export const COLLINEAR = 0.999;
+/** Pairs x known rows up to which collinear inputs are looked for (a wide upload of hundreds of inputs is not). */
+const COLLINEAR_BUDGET = 50_000_000;
+
+/** Why an input is not a feature, as the report says it. */
+export type UnusedInput =
+  | { column: string; reason: 'constant'; value: string }
+  | { column: string; reason: 'no known value' }
+  | { column: string; reason: 'duplicate'; of: string }
+  | { column: string; reason: 'collinear'; of: string; correlation: number };
 
 /** One stated input used through its value `lag` steps earlier. */
 export interface LaggedInputState {
@@ -60,10 +85,14 @@ export function fitFeatureSpace(analysis: Analysis, timeOrdered: boolean): Featu
   const known = analysis.known.map((i) => analysis.readers[i] as CellReader);
   const numeric: FeatureSpaceState['numeric'] = [];
   const categorical: FeatureSpaceState['categorical'] = [];
+  const unused = new Set(unusedInputs(analysis).map((u) => u.column));
+  const carried: NonNullable<FeatureSpaceState['carried']> = [];
   for (const col of analysis.columns) {
-    if (col.role !== 'input') continue;
+    if (col.role !== 'input' || unused.has(col.name)) continue;
     if (col.kind === 'numeric') {
-      numeric.push({ column: col.name, ...meanSd(known.map((read) => parseNumber(read(col.name)) as number)) });
+      numeric.push({ column: col.name, ...meanSd(numbersOf(known, col.name)) });
+      const table = timeOrdered ? carriedTable(analysis, col.name) : null;
+      if (table) carried.push(table);
     } else {
       const counts = new Map<string, number>();
       for (const read of known) {
@@ -86,7 +115,134 @@ export function fitFeatureSpace(analysis: Analysis, timeOrdered: boolean): Featu
   const yearHarmonics = dates.length > 0 && Math.abs(spanDays) >= 365 && (daily || !timeOrdered) ? YEAR_HARMONICS : 0;
   const weekday = axis.realDates && subDaily && dates.length > 0;
   const years = !timeOrdered && dates.length > 1 ? meanSd(dates.map(yearsOf)) : null;
-  return { numeric, categorical, yearHarmonics, weekday, years };
+  return { numeric, categorical, yearHarmonics, weekday, years, ...(carried.length > 0 ? { carried } : {}) };
+}
+
+/** The readable numbers of a column over some rows. */
+function numbersOf(rows: CellReader[], column: string): number[] {
+  const values: number[] = [];
+  for (const read of rows) {
+    const v = parseNumber(read(column));
+    if (v !== null) values.push(v);
+  }
+  return values;
+}
+
+/**
+ * The values a numeric input's cells with no number read, known rows and rows to forecast alike: for each
+ * such cell, the last value at or before its row's time (the first value where none), kept with the column's
+ * first and last values so a reloaded model reads the same and a later row the last. Null when every cell of
+ * those rows holds a number or the rows have no dates.
+ */
+function carriedTable(analysis: Analysis, column: string): { column: string; times: number[]; values: number[] } | null {
+  const filled: { t: number; v: number }[] = [];
+  const missing: number[] = [];
+  for (const i of [...analysis.known, ...analysis.forecast]) {
+    const date = analysis.timeline[i];
+    if (!date) continue;
+    const v = parseNumber((analysis.readers[i] as CellReader)(column));
+    if (v === null) missing.push(date.toMillis());
+    else filled.push({ t: date.toMillis(), v });
+  }
+  if (missing.length === 0 || filled.length === 0) return null;
+  filled.sort((a, b) => a.t - b.t);
+  const times = filled.map((f) => f.t);
+  const keep = new Set<number>([0, filled.length - 1]);
+  for (const t of missing) keep.add(Math.max(0, lastAtOrBefore(times, t)));
+  const picked = [...keep].sort((a, b) => a - b);
+  return { column, times: picked.map((k) => times[k] as number), values: picked.map((k) => (filled[k] as { v: number }).v) };
+}
+
+/** The value a cell with no number reads from its column's carried table at `time` (epoch ms). */
+function carriedValue(table: { times: number[]; values: number[] }, time: number): number {
+  return table.values[Math.max(0, lastAtOrBefore(table.times, time))] as number;
+}
+
+const unusedCache = new WeakMap<Analysis, UnusedInput[]>();
+
+/**
+ * The inputs that are not features, in column order, and why (see the module comment); the report says
+ * each (series-report.ts). Computed once per analysis.
+ */
+export function unusedInputs(analysis: Analysis): UnusedInput[] {
+  const cached = unusedCache.get(analysis);
+  if (cached) return cached;
+  const inputs = analysis.columns.filter((c) => c.role === 'input');
+  const rows = [...analysis.known, ...analysis.forecast].map((i) => analysis.readers[i] as CellReader);
+  const knownCount = analysis.known.length;
+  const unused: UnusedInput[] = [];
+  // Numbers (null: no number) or trimmed text ('' : empty) of every row, known rows first.
+  const kept: { column: string; numeric: boolean; cells: (number | string | null)[] }[] = [];
+  const text = (cell: string | null | undefined) => (isEmptyCell(cell) ? '' : (cell as string).trim());
+  const pairBudget = COLLINEAR_BUDGET / Math.max(1, knownCount);
+  let pairs = 0;
+  for (const col of inputs) {
+    const numeric = col.kind === 'numeric';
+    const cells: (number | string | null)[] = rows.map((read) => (numeric ? parseNumber(read(col.name)) : text(read(col.name))));
+    const knownCells = cells.slice(0, knownCount).filter((c) => c !== null && c !== '');
+    if (numeric && knownCells.length === 0) {
+      unused.push({ column: col.name, reason: 'no known value' });
+      continue;
+    }
+    // Text: constant only when every known row holds the same value (an empty cell is a category of its own).
+    const distinct = new Set(numeric ? knownCells : cells.slice(0, knownCount));
+    if (distinct.size === 1 && knownCells.length > 0) {
+      unused.push({ column: col.name, reason: 'constant', value: String(knownCells[0]) });
+      continue;
+    }
+    const same = kept.find((k) => k.numeric === numeric && k.cells.every((c, r) => c === cells[r]));
+    if (same) {
+      unused.push({ column: col.name, reason: 'duplicate', of: same.column });
+      continue;
+    }
+    if (numeric) {
+      let collinear: { of: string; correlation: number } | null = null;
+      for (const k of kept) {
+        if (!k.numeric || pairs >= pairBudget) continue;
+        pairs++;
+        const r = correlation(k.cells as (number | null)[], cells as (number | null)[], knownCount);
+        if (r !== null && Math.abs(r) >= COLLINEAR) {
+          collinear = { of: k.column, correlation: r };
+          break;
+        }
+      }
+      if (collinear) {
+        unused.push({ column: col.name, reason: 'collinear', ...collinear });
+        continue;
+      }
+    }
+    kept.push({ column: col.name, numeric, cells });
+  }
+  unusedCache.set(analysis, unused);
+  return unused;
+}
+
+/** Pearson's correlation of the first `n` pairs where both hold a number; null below 3 pairs or with no spread. */
+function correlation(a: (number | null)[], b: (number | null)[], n: number): number | null {
+  let count = 0;
+  let sa = 0;
+  let sb = 0;
+  for (let i = 0; i < n; i++) {
+    if (a[i] === null || b[i] === null) continue;
+    count++;
+    sa += a[i] as number;
+    sb += b[i] as number;
+  }
+  if (count < 3) return null;
+  const ma = sa / count;
+  const mb = sb / count;
+  let sab = 0;
+  let saa = 0;
+  let sbb = 0;
+  for (let i = 0; i < n; i++) {
+    if (a[i] === null || b[i] === null) continue;
+    const da = (a[i] as number) - ma;
+    const db = (b[i] as number) - mb;
+    sab += da * db;
+    saa += da * da;
+    sbb += db * db;
+  }
+  return saa > 0 && sbb > 0 ? sab / Math.sqrt(saa * sbb) : null;
 }
 
 /**
@@ -170,7 +326,11 @@ export const laggedName = (f: Pick<LaggedInputState, 'column' | 'lag'>) => `${f.
 export function featuresOf(state: FeatureSpaceState, read: CellReader, date: DateTime | null, time: number | null = null): number[] {
   const x: number[] = [];
   for (const f of state.numeric) {
-    const v = parseNumber(read(f.column));
+    let v = parseNumber(read(f.column));
+    if (v === null && date && state.carried) {
+      const table = state.carried.find((c) => c.column === f.column);
+      if (table) v = carriedValue(table, date.toMillis());
+    }
     x.push(v === null ? 0 : (v - f.mean) / f.sd);
   }
   for (const f of state.categorical) {

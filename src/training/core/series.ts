@@ -4,8 +4,11 @@
  * (engine.ts) and the legacy network-only path (legacy.ts).
  *
  * Rows whose output cells are ALL empty are rows to forecast. A known row is skipped (invalid) when an output
- * cell is empty or a numeric output/input, date part or date cell does not parse: it is treated as missing,
- * never imputed. `dataRowsToConsider` keeps the most recent N valid known rows; at least MIN_KNOWN_ROWS.
+ * cell is empty or a numeric output, date part or date cell does not parse: it is treated as missing, never
+ * imputed. A numeric input's empty or unreadable cell does not cost its row (the output's value is still
+ * known): features.ts gives it the column's last value before it (carried forward), and the report says so.
+ * An input mostly of numbers with a few text cells is read as numbers, its text cells as missing
+ * (MOSTLY_NUMERIC); an input empty in every row is left out (a panel's series without a covariate). `dataRowsToConsider` keeps the most recent N valid known rows; at least MIN_KNOWN_ROWS.
  * Future rows (when nothing is left to forecast): `horizon` rows, one natural cycle of the detected spacing
  * (dates.ts spacing(): a day of half-hours, a week of days, a year of months), stepped from the last known
  * date, other inputs copied from the last known row. Repeated stamps keep their last row; gaps are counted.
@@ -55,7 +58,21 @@ export interface Analysis {
    * the columns' roles (`ignore`), used through their past only (features.ts, lagged inputs).
    */
   pastInputs: string[];
+  /** Inputs empty in every row (known and to forecast): left out (role `ignore`), said in the report. */
+  absentInputs: string[];
+  /**
+   * Inputs stored as text that are mostly numbers (MOSTLY_NUMERIC): read as numbers, the text cells as
+   * missing; `rows` are the row indices of the text cells, `samples` a few distinct texts.
+   */
+  textCells: { column: string; rows: number[]; samples: string[] }[];
 }
+
+/**
+ * An input is read as numbers when at least this share of its non-empty cells are numbers (and at least
+ * MIN_NUMBERS are): a price column with a few `n/a` or `-` cells is a price column, not a category.
+ */
+export const MOSTLY_NUMERIC = 0.9;
+const MIN_NUMBERS = 5;
 
 // ---------------------------------------------------------------------------------------------------------
 // Analysis of the upload
@@ -96,6 +113,8 @@ export function analyse(input: TrainingInput): Analysis {
     else candidates.push(i);
   });
 
+  const textCells = readMostlyNumeric(columns, readers);
+  const absentInputs = leaveOutEmptyInputs(columns, readers);
   const pastInputs = promoteEmptyFutureInputs(columns, forecast, readers);
 
   const dateFormats: Record<string, string> = {};
@@ -177,8 +196,97 @@ export function analyse(input: TrainingInput): Analysis {
     }
     timeReport = { ...timeReport, missingSteps: missingSteps(known, timeline, timeAxis) };
   }
-  return { columns, readers, known, forecast, timeAxis, dateFormats, timeline, timeReport, pastInputs };
+  return { columns, readers, known, forecast, timeAxis, dateFormats, timeline, timeReport, pastInputs, absentInputs, textCells };
 }
+
+/**
+ * An input stored as text (categorical) whose non-empty cells are mostly numbers: a few `n/a`, `-` or typos
+ * among prices made the whole column a category (one-hot over its prices). Read as numbers, its text cells
+ * as missing (features.ts carries the column's last value forward into them). Answers the text cells.
+ */
+function readMostlyNumeric(columns: ColumnSpec[], readers: CellReader[]): Analysis['textCells'] {
+  const found: Analysis['textCells'] = [];
+  for (const [k, c] of columns.entries()) {
+    if (c.role !== 'input' || c.kind !== 'categorical') continue;
+    let numbers = 0;
+    const texts: number[] = [];
+    readers.forEach((read, i) => {
+      const cell = read(c.name);
+      if (isEmptyCell(cell)) return;
+      if (parseNumber(cell) === null) texts.push(i);
+      else numbers++;
+    });
+    if (texts.length === 0 || numbers < MIN_NUMBERS || numbers < MOSTLY_NUMERIC * (numbers + texts.length)) continue;
+    columns[k] = { ...c, kind: 'numeric' };
+    const samples = [...new Set(texts.map((i) => String((readers[i] as CellReader)(c.name)).trim()))].slice(0, 3);
+    found.push({ column: c.name, rows: texts, samples });
+  }
+  return found;
+}
+
+/** A numeric input's cell holds no number (empty, or text in a mostly numeric column). */
+export const noNumber = (cell: string | null | undefined) => parseNumber(cell) === null;
+
+/**
+ * An input with nothing in any row (a panel's series the covariate was never filled for) has nothing to
+ * teach or to forecast with: left out (role `ignore`) and said, rather than forecast as an output of its own
+ * with no known value (which left the whole series without a model).
+ */
+function leaveOutEmptyInputs(columns: ColumnSpec[], readers: CellReader[]): string[] {
+  const absent: string[] = [];
+  if (readers.length === 0) return absent;
+  for (const [k, c] of columns.entries()) {
+    if (c.role !== 'input') continue;
+    const empty = c.kind === 'numeric' ? noNumber : isEmptyCell;
+    if (!readers.every((read) => empty(read(c.name)))) continue;
+    columns[k] = { ...c, role: 'ignore' };
+    absent.push(c.name);
+  }
+  return absent;
+}
+
+/**
+ * Of a panel's series (`members`: each series' row indices), the inputs filled in some series and empty in
+ * every row of others, one sentence each naming those series (at most MAX_NAMED, then how many more).
+ */
+export function inputsMissingInSeries(input: TrainingInput, members: { key: string[]; rows: number[] }[], keys: string[]): string[] {
+  const notes: string[] = [];
+  for (const c of input.columns) {
+    if (c.role !== 'input' || keys.includes(c.name)) continue;
+    const at = input.header.indexOf(c.name);
+    if (at < 0) continue;
+    const empty = c.kind === 'numeric' ? noNumber : isEmptyCell;
+    const without = members.filter((m) => m.rows.every((i) => empty((input.rows[i] as (string | null)[])[at])));
+    if (without.length === 0 || without.length === members.length) continue;
+    const names = without.map((m) => m.key.join(' x ') || "''");
+    notes.push(`input '${c.name}' is empty in every row of ${without.length} of the ${members.length} series (${namedList(names)}): those series are forecast without it`);
+  }
+  return notes;
+}
+
+/** How many rows, dates or series a sentence names before `and N more`. */
+export const MAX_NAMED = 5;
+
+/** `a, b and c`, or `a, b, c, d, e and 7 more`. */
+export function namedList(names: string[]): string {
+  if (names.length <= MAX_NAMED) return names.length <= 1 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+  return `${names.slice(0, MAX_NAMED).join(', ')} and ${names.length - MAX_NAMED} more`;
+}
+
+/**
+ * How a sentence names rows of the upload: their dates on a calendar time axis (as precise as its spacing),
+ * else their row numbers (1 = the first row under the header).
+ */
+export function rowNames(analysis: Analysis, rows: number[]): string {
+  const format = analysis.timeAxis.realDates ? DATE_LABEL[analysis.timeAxis.unit] : undefined;
+  const names = rows.map((i) => {
+    const date = analysis.timeline[i];
+    return format && date ? date.toFormat(format) : `row ${i + 1}`;
+  });
+  return namedList(names);
+}
+
+const DATE_LABEL: Record<string, string> = { year: 'yyyy', month: 'yyyy-MM', day: 'yyyy-MM-dd', hour: 'yyyy-MM-dd HH:mm', minute: 'yyyy-MM-dd HH:mm' };
 
 /**
  * A numeric input empty in every row to forecast has no future to feed a model: mean-filling it (the old
@@ -192,7 +300,7 @@ function promoteEmptyFutureInputs(columns: ColumnSpec[], forecast: number[], rea
   if (forecast.length === 0) return pastInputs;
   for (const [k, c] of columns.entries()) {
     if (c.role !== 'input' || c.kind !== 'numeric') continue;
-    if (!forecast.every((i) => isEmptyCell((readers[i] as CellReader)(c.name)))) continue;
+    if (!forecast.every((i) => noNumber((readers[i] as CellReader)(c.name)))) continue;
     columns[k] = { ...c, role: c.stated ? 'ignore' : 'output' };
     if (c.stated) pastInputs.push(c.name);
   }
@@ -235,8 +343,6 @@ function isValidKnownRow(read: CellReader, columns: ColumnSpec[], dateFormats: R
     const cell = read(c.name);
     if (c.role === 'output') {
       if (isEmptyCell(cell)) return false;
-      if (c.kind === 'numeric' && parseNumber(cell) === null) return false;
-    } else if (c.role === 'input') {
       if (c.kind === 'numeric' && parseNumber(cell) === null) return false;
     } else if (c.role === 'date') {
       if (c.datePart ? readPart(cell) === null : isEmptyCell(cell) || parseDate(cell as string, dateFormats[c.name] as string) === null) {

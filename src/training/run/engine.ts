@@ -22,7 +22,7 @@ import { withDateCache } from '../core/dates.js';
 import { trainNetworkOnly } from '../legacy/legacy.js';
 import { detectKeys, planPanel, runPlannedPanel, seriesPlan, type PlannedPanel } from '../panel/panel.js';
 import { ProgressReporter, type EngineHooks } from '../core/progress.js';
-import { analyse, type Analysis } from '../core/series.js';
+import { analyse, inputsMissingInSeries, type Analysis } from '../core/series.js';
 import { forecastSeries } from '../series/series-run.js';
 import type { TrainingInput, TrainingResult } from '../core/types.js';
 
@@ -64,6 +64,9 @@ export function trainOrPlan(input: TrainingInput, hooks: EngineHooks, minParts: 
       keepPrepared: !inParts,
       ...(planning ? { onPrepared: (done: number, total: number) => planning.epoch(PLANNING_READ_SHARE + 1 + (preparing * done) / total, 0) } : {}),
     });
+    // A covariate some series never fill: each such series is forecast without it (series.ts), and the
+    // panel's notes name them, in the plan so a run in parts says it too.
+    planned.plan.notes.push(...inputsMissingInSeries(input, planned.plan.members, planned.plan.keys));
     if (planned.parts.length >= minParts) return { kind: 'panel', planned };
     return { kind: 'result', result: runPlannedPanel(planned, hooks, started) };
   });

@@ -11,7 +11,7 @@
  *    TRAINING_MAX_ROWS (limits.maxRows), or past the rows whose training fits TRAINING_MEMORY_MB at this
  *    width (rowsThatFit), a series (it has a date column) keeps its most recent rows and tabular data a
  *    seeded uniform sample (reservoir sampling, seed = params.seed or SAMPLE_SEED), in upload order. Known rows that cannot be valid for the engine (series.ts isValidKnownRow: an empty
- *    output, a numeric cell or date part that does not parse) are not counted and, once the cap binds,
+ *    output, a numeric output cell or date part that does not parse) are not counted and, once the cap binds,
  *    not kept: the engine would skip them anyway.
  * When nothing is capped the engine gets every row exactly as stored, so its results do not move.
  */
@@ -131,21 +131,20 @@ const NUMERIC_CELL = /^\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\s*$/
 
 /**
  * The rule a known row must pass to count towards the cap: series.ts isValidKnownRow, less the date
- * format, and less the number check for columns whose kind is still being detected.
+ * format, and less the number check for columns whose kind is still being detected (an input's cell with no
+ * number never costs its row: the engine carries the column's last value into it).
  */
 function knownRowCheck(header: string[], columns: ColumnSpec[], detect: Set<string>) {
   const at = (name: string) => header.indexOf(name);
   const used = columns.filter((c) => c.role !== 'ignore' && at(c.name) >= 0);
   const known = (c: ColumnSpec) => c.kind === 'numeric' && !detect.has(c.name);
   const outputs = used.filter((c) => c.role === 'output').map((c) => ({ i: at(c.name), numeric: known(c) }));
-  const numbers = used.filter((c) => c.role === 'input' && known(c)).map((c) => at(c.name));
   const parts = used.filter((c) => c.role === 'date' && c.datePart).map((c) => at(c.name));
   const dates = used.filter((c) => c.role === 'date' && !c.datePart).map((c) => at(c.name));
   return {
     isForecast: (cells: (string | null)[]) => outputs.every((o) => isEmptyCell(cells[o.i])),
     mayBeValid: (cells: (string | null)[]) =>
       outputs.every((o) => !isEmptyCell(cells[o.i]) && (!o.numeric || parseNumber(cells[o.i]) !== null)) &&
-      numbers.every((i) => parseNumber(cells[i]) !== null) &&
       parts.every((i) => readPart(cells[i]) !== null) &&
       dates.every((i) => !isEmptyCell(cells[i])),
     isSeries: parts.length + dates.length > 0,

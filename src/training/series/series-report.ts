@@ -3,11 +3,13 @@
  * the winners, the success rate and the notes on the time axis, read from the runs as they were answered.
  */
 import type { Backtest } from '../selection/backtest.js';
-import { laggedName, type FeatureSpaceState } from '../core/features.js';
+import { laggedName, unusedInputs, type FeatureSpaceState } from '../core/features.js';
+import type { CellReader } from '../core/encoder.js';
+import { isEmptyCell } from '../core/values.js';
 import type { WindowErrors } from '../selection/intervals.js';
 import type { FitRows, ModelFamily, SeriesInfo } from '../models/model.js';
 import { bestNaive, type Scored, type Winner } from '../selection/selection.js';
-import type { Analysis } from '../core/series.js';
+import { rowNames, type Analysis } from '../core/series.js';
 import type { OutputSelection, TrainingResult } from '../core/types.js';
 
 export interface OutputRun {
@@ -24,11 +26,13 @@ export interface OutputRun {
 }
 
 /**
- * What the status record says beyond the frequency: repeated stamps and gaps on the time axis, and the stated
- * inputs used through their past; none: no field.
+ * What the status record says beyond the frequency: repeated stamps and gaps on the time axis, the stated
+ * inputs used through their past, and what was done with inputs a model could not take as they came (left out,
+ * text among numbers, cells with no number carried forward); none: no field.
  */
 export function notesOf(analysis: Analysis, info: SeriesInfo, space: FeatureSpaceState): { timeNotes?: string[] } {
   const notes = timeNotesOf(analysis, info);
+  notes.push(...inputNotesOf(analysis, space));
   for (const f of space.lagged ?? []) {
     const unit = info.timeOrdered ? 'step' : 'row';
     notes.push(`input '${f.column}' is empty in every row to forecast: its value ${f.lag} ${unit}${f.lag === 1 ? '' : 's'} earlier is used (feature '${laggedName(f)}')`);
@@ -37,6 +41,50 @@ export function notesOf(analysis: Analysis, info: SeriesInfo, space: FeatureSpac
     notes.push(`input '${column}' is empty in every row to forecast and has no known value: left out`);
   }
   return notes.length > 0 ? { timeNotes: notes } : {};
+}
+
+/**
+ * The inputs a model could not take as they came, one sentence each, naming the rows (their dates, else their
+ * row numbers) and what was done: an input empty in every row, text cells among numbers, an input left out
+ * (one value, no known value, a duplicate or collinear with an earlier one), and cells with no number in the
+ * known rows or the rows to forecast, which read the column's last value before them (features.ts).
+ */
+function inputNotesOf(analysis: Analysis, space: FeatureSpaceState): string[] {
+  const notes: string[] = [];
+  const used = new Set(space.numeric.map((f) => f.column));
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  /** What a cell with no number of `column` in `rows` reads. */
+  const fill = (column: string, rows: number[]) => {
+    const table = space.carried?.find((c) => c.column === column);
+    if (!table) return `${rows.length === 1 ? 'it reads' : 'each reads'} the column's mean over the known rows`;
+    const early = rows.some((i) => {
+      const date = analysis.timeline[i];
+      return date != null && date.toMillis() < (table.times[0] as number);
+    });
+    return `${rows.length === 1 ? 'it takes' : 'each takes'} the column's last value before it, carried forward${early ? " (its first value where none comes before)" : ''}`;
+  };
+  for (const column of analysis.absentInputs) notes.push(`input '${column}' is empty in every row: left out, forecast without it`);
+  for (const t of analysis.textCells) {
+    const samples = t.samples.map((x) => `'${x}'`).join(', ');
+    const done = used.has(t.column) ? `; ${fill(t.column, t.rows)}` : '';
+    notes.push(`input '${t.column}' has ${plural(t.rows.length, 'text cell')} among its numbers (${rowNames(analysis, t.rows)}: ${samples}): read as missing, the column kept numeric${done}`);
+  }
+  for (const u of unusedInputs(analysis)) {
+    if (u.reason === 'constant') notes.push(`input '${u.column}' has one value (${u.value}) in every known row: not used, it cannot tell the rows apart`);
+    else if (u.reason === 'no known value') notes.push(`input '${u.column}' has no number in any known row: not used`);
+    else if (u.reason === 'duplicate') notes.push(`input '${u.column}' has the same values as input '${u.of}' in every row: not used, '${u.of}' is`);
+    else notes.push(`input '${u.column}' moves with input '${u.of}' (correlation ${u.correlation.toFixed(4)} over the known rows): not used, '${u.of}' is`);
+  }
+  for (const column of used) {
+    const empty = (i: number) => isEmptyCell((analysis.readers[i] as CellReader)(column));
+    const known = analysis.known.filter(empty);
+    if (known.length > 0) notes.push(`input '${column}' is empty in ${plural(known.length, 'known row')} (${rowNames(analysis, known)}): the rows are kept and ${fill(column, known)}`);
+    const future = analysis.forecast.filter(empty);
+    if (future.length > 0) {
+      notes.push(`input '${column}' is empty in ${future.length} of the ${plural(analysis.forecast.length, 'row')} to forecast (${rowNames(analysis, future)}): ${fill(column, future)}`);
+    }
+  }
+  return notes;
 }
 
 /** Repeated stamps and gaps on the time axis. */
