@@ -331,7 +331,8 @@ function finalFit(prep: PreparedSeries, run: OutputRun, rows: PredictRows, fitFa
  */
 function driversNote(prep: PreparedSeries, run: OutputRun, members: FinalMember[]): string | null {
   const drivers = [...prep.space.numeric.map((f) => f.column), ...prep.space.categorical.map((f) => f.column)];
-  if (drivers.length === 0 || run.kind !== 'numeric') return null;
+  // Tabular rows have no family that models drivers on a time axis: every family there reads the inputs.
+  if (drivers.length === 0 || run.kind !== 'numeric' || !prep.placement.info.timeOrdered) return null;
   const named = `known driver${drivers.length === 1 ? '' : 's'} ${drivers.map((d) => `'${d}'`).join(', ')}`;
   const readers = members.filter((m) => m.family.traits?.readsDrivers);
   if (readers.length > 0) {
