@@ -307,8 +307,8 @@ function outcomeOf(index: number, knownRows: number, result: TrainingResult, run
         winner: run.winner.members.length > 1 ? 'combination' : (run.winner.members[0] as { family: ModelFamily }).family.name,
         winnerError: run.winner.error,
         ...(run.winner.across ? { across: run.winner.across.structure } : {}),
-        // A model across the series says what it fitted once for all of them (the fixed effects' common slopes).
-        scored: run.scored.map((s) => ({ name: s.family.name, error: s.error, ...(s.note ? { note: s.note } : {}), ...(s.family.traits?.tried === 'panel' ? { description: s.description } : {}) })),
+        // A model across the series that reads the drivers says what it fitted once for all of them (the fixed effects' common slopes).
+        scored: run.scored.map((s) => ({ name: s.family.name, error: s.error, ...(s.note ? { note: s.note } : {}), ...(s.family.traits?.tried === 'panel' && s.family.traits.readsDrivers ? { description: s.description } : {}) })),
       })),
     },
   };
