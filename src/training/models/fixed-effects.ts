@@ -43,6 +43,9 @@ export interface FixedEffectsRun {
   description: string;
 }
 
+/** Each driver enters as of its row and of the row a step before (a price's effect may take a step to show). */
+const LAGGED = true;
+
 /** Fewest series with every driver known that make a common slope worth fitting. */
 const MIN_SERIES = 2;
 
@@ -103,26 +106,33 @@ function commonSlopes(groups: { x: number[][]; y: number[] }[], width: number): 
 
 const dot = (a: number[], b: number[]) => a.reduce((s, v, j) => s + v * (b[j] as number), 0);
 
-/** The rows of a series up to its cut: their indices in its known rows. */
-function rowsUpTo(s: RoundSeries, cut: number): number[] {
-  const out: number[] = [];
-  s.time.forEach((t, i) => {
-    if (t <= cut) out.push(i);
-  });
-  return out;
-}
-
-/** The drivers of the row a round predicts at `time`: a known row's (a backtest window) or a row to forecast's (final). */
-function driverRowAt(s: RoundSeries, d: { known: (number | null)[][]; future: (number | null)[][] }, time: number, k: number, final: boolean): (number | null)[] | undefined {
-  if (final) return d.future[k];
-  const i = s.time.indexOf(time);
-  return i < 0 ? undefined : d.known[i];
+/**
+ * A series' design in a round at any time: the drivers of that time's row and of the row a step before (a known row,
+ * or in the final round a row to forecast), null where either is missing.
+ */
+function designOf(p: Prepared, s: RoundSeries, d: { known: (number | null)[][]; future: (number | null)[][] }, predict: number[], final: boolean): (time: number) => number[] | null {
+  const known = new Map(s.time.map((t, i) => [t, i]));
+  const future = new Map(final ? predict.map((t, k) => [t, k]) : []);
+  const driversAt = (time: number): number[] | null => {
+    const i = known.get(time);
+    const row = i !== undefined ? d.known[i] : future.has(time) ? d.future[future.get(time) as number] : undefined;
+    if (!row) return null;
+    const x = driversOf(p, row);
+    return x.every(Number.isFinite) ? x : null;
+  };
+  return (time) => {
+    const now = driversAt(time);
+    if (!now || !LAGGED) return now;
+    const before = driversAt(time - 1);
+    return before ? [...now, ...before] : null;
+  };
 }
 
 function describe(p: Prepared, drivers: PanelDrivers, form: string, slopes: number[], seriesCount: number): string {
-  const effects = p.columns.map((c, j) => {
-    const name = drivers.columns[c] as string;
-    const b = slopes[j] as number;
+  const named = [...p.columns.map((c, j) => ({ c, j, lag: '' })), ...(LAGGED ? p.columns.map((c, j) => ({ c, j, lag: ' a step earlier' })) : [])];
+  const effects = named.map(({ c, j, lag }, k) => {
+    const name = `${drivers.columns[c] as string}${lag}`;
+    const b = slopes[k] as number;
     const size = Number(b.toPrecision(3));
     if (p.logValue && p.logDriver[j]) return `${name} ${size} (elasticity: 1% more, ${size}% on the value)`;
     if (p.logValue) return `${name} ${size} (per unit: ${(100 * (Math.exp(b) - 1)).toPrecision(3)}% on the value)`;
@@ -138,24 +148,32 @@ function describe(p: Prepared, drivers: PanelDrivers, form: string, slopes: numb
 export function runFixedEffectsRound(series: RoundSeries[], drivers: PanelDrivers, round: RoundCut, final: boolean): FixedEffectsRun[] | null {
   const p = prepare(series, drivers);
   if (!p) return null;
-  const width = p.columns.length;
+  const width = p.columns.length * (LAGGED ? 2 : 1);
   const levelGroups: { x: number[][]; y: number[] }[] = [];
   const diffGroups: { x: number[][]; y: number[] }[] = [];
-  const members: { s: number; rows: number[] }[] = [];
+  const members: { s: number; design: (time: number) => number[] | null; last: { time: number; x: number[]; y: number } }[] = [];
   series.forEach((s, i) => {
     const cut = round.cut[i];
     const d = drivers.series[i];
     if (!p.taking[i] || cut === null || cut === undefined || !d) return;
-    const rows = rowsUpTo(s, cut);
-    if (rows.length === 0) return;
-    members.push({ s: i, rows });
-    const x = rows.map((r) => driversOf(p, d.known[r] as (number | null)[]));
-    const y = rows.map((r) => valueOf(p, s.values[r] as number));
+    const design = designOf(p, s, d, round.predict[i] ?? [], final);
+    const times: number[] = [];
+    const x: number[][] = [];
+    const y: number[] = [];
+    s.time.forEach((t, r) => {
+      const row = t <= cut ? design(t) : null;
+      if (!row) return;
+      times.push(t);
+      x.push(row);
+      y.push(valueOf(p, s.values[r] as number));
+    });
+    if (y.length === 0) return;
+    members.push({ s: i, design, last: { time: times[times.length - 1] as number, x: x[x.length - 1] as number[], y: y[y.length - 1] as number } });
     levelGroups.push({ x, y });
     const dx: number[][] = [];
     const dy: number[] = [];
-    for (let k = 1; k < rows.length; k++) {
-      if ((s.time[rows[k] as number] as number) - (s.time[rows[k - 1] as number] as number) !== 1) continue;
+    for (let k = 1; k < y.length; k++) {
+      if ((times[k] as number) - (times[k - 1] as number) !== 1) continue;
       dx.push((x[k] as number[]).map((v, j) => v - ((x[k - 1] as number[])[j] as number)));
       dy.push((y[k] as number) - (y[k - 1] as number));
     }
@@ -168,30 +186,19 @@ export function runFixedEffectsRound(series: RoundSeries[], drivers: PanelDriver
   const levels = empty();
   const diffs = empty();
   const back = (v: number) => (p.logValue ? Math.exp(v) : v);
-  members.forEach(({ s, rows }, m) => {
-    const d = drivers.series[s] as { known: (number | null)[][]; future: (number | null)[][] };
-    const series_ = series[s] as RoundSeries;
+  const meanOf = (rows: number[][]) => Array.from({ length: width }, (_, j) => rows.reduce((a, r) => a + (r[j] as number), 0) / rows.length);
+  members.forEach(({ s, design, last }, m) => {
     const lg = levelGroups[m] as { x: number[][]; y: number[] };
     const dg = diffGroups[m] as { x: number[][]; y: number[] };
-    const last = rows[rows.length - 1] as number;
-    const lastX = lg.x[lg.x.length - 1] as number[];
-    const lastY = lg.y[lg.y.length - 1] as number;
     const meanY = lg.y.reduce((a, b) => a + b, 0) / lg.y.length;
-    const meanX = Array.from({ length: width }, (_, j) => lg.x.reduce((a, r) => a + (r[j] as number), 0) / lg.x.length);
-    const drift =
-      diffSlopes && dg.y.length > 0
-        ? dg.y.reduce((a, b) => a + b, 0) / dg.y.length - dot(diffSlopes, Array.from({ length: width }, (_, j) => dg.x.reduce((a, r) => a + (r[j] as number), 0) / dg.x.length))
-        : null;
+    const meanX = meanOf(lg.x);
+    const drift = diffSlopes && dg.y.length > 0 ? dg.y.reduce((a, b) => a + b, 0) / dg.y.length - dot(diffSlopes, meanOf(dg.x)) : null;
     (round.predict[s] ?? []).forEach((time, k) => {
-      const row = driverRowAt(series_, d, time, k, final);
-      if (!row) return;
-      const x = driversOf(p, row);
-      if (x.some((v) => !Number.isFinite(v))) return;
+      const x = design(time);
+      if (!x) return;
       if (levelSlopes) (levels[s] as number[])[k] = back(meanY + dot(levelSlopes, x.map((v, j) => v - (meanX[j] as number))));
-      if (diffSlopes && drift !== null) {
-        const steps = time - (series_.time[last] as number);
-        (diffs[s] as number[])[k] = back(lastY + steps * drift + dot(diffSlopes, x.map((v, j) => v - (lastX[j] as number))));
-      }
+      // The changes from the last known row add up to the drift's steps and the drivers' change since that row.
+      if (diffSlopes && drift !== null) (diffs[s] as number[])[k] = back(last.y + (time - last.time) * drift + dot(diffSlopes, x.map((v, j) => v - (last.x[j] as number))));
     });
   });
   const count = members.length;
