@@ -3,8 +3,7 @@
  * (drivers-data.ts: real data from npm packages, the sources and why each covariate is a driver in its header),
  * uploaded long as a user would (key column(s), date parts, covariates, the value last and empty in the last h
  * rows of every series) and forecast by ours (trainModel on inputOf(upload), in a child process bounded in time,
- * as panels-ours.ts runs panels-child.ts; here this file with --child, which also reads back the engine's
- * candidates and notes), and by the same upload WITHOUT its covariate columns (same rows),
+ * panels-ours.ts runOurs, which also reads back the engine's candidates and notes), and by the same upload WITHOUT its covariate columns (same rows),
  * so the table shows what the drivers moved. Ours is measured as the engine is at run time: whatever families it
  * has, it is only called and read.
  *
@@ -36,16 +35,14 @@
  * Prints the table; writes it with the per-series rows to bench/.out/drivers.md.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { trainModel, type CandidateScore, type TrainingResult } from '../../src/training/index.js';
 import { geometricMean } from './corpus.js';
-import { inputOf } from './datasets.js';
 import { DRIVER_CASES, driversUploadOf, speedPanel, type DriverPanel } from './drivers-data.js';
-import { decimalsOf, type Upload } from './panels-data.js';
-import { describePhases, OUT, TIME_LIMIT_S, type OursRun } from './panels-ours.js';
+import { decimalsOf } from './panels-data.js';
+import { describePhases, OUT, runOurs, TIME_LIMIT_S, type OursRun } from './panels-ours.js';
 import { commitOf, scorePanel } from './panels.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -71,92 +68,14 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const f3 = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? '-' : v.toFixed(3));
 
 // ---------------------------------------------------------------------------------------------------------
-// Ours: trainModel in a child process (this file with --child), killed at the limit, as panels-ours.ts runs
-// panels-child.ts, but reading back the first output's candidates too, so that the table can say how the
-// engine's covariate-aware families scored in its own backtest (or why they did not apply).
+// Ours: panels-ours.ts runOurs (trainModel in panels-child.ts, killed at the limit), whose run carries the first
+// output's candidates, so that the table can say how the engine's covariate-aware families scored in its own
+// backtest (or why they did not apply).
 
 /** The engine's candidates whose name says they read covariates (names as the engine has them at run time). */
 const COVARIATE_FAMILY = /regression|fixed_effects|xreg|covariate/;
 
-type DriversRun = OursRun & { candidates?: CandidateScore[]; engineNotes?: string[] };
-interface ChildOut {
-  wallMs: number;
-  rows: Record<string, string>[];
-  phases?: Record<string, number>;
-  wins?: Record<string, number>;
-  description: string;
-  candidates: CandidateScore[];
-  /** The first output's notes: how the answer departs from the backtest's choice (e.g. a known driver left out). */
-  notes: string[];
-}
-
-async function childMain(inFile: string, outFile: string) {
-  const input = inputOf(JSON.parse(readFileSync(inFile, 'utf8')) as Upload);
-  const started = performance.now();
-  const result: TrainingResult = await Promise.resolve(trainModel(input));
-  const wallMs = performance.now() - started;
-  const timing = result.timing as TrainingResult['timing'] & { phases?: Record<string, number> };
-  const output = result.selection?.outputs[0];
-  const out: ChildOut = {
-    wallMs,
-    rows: result.forecasts.map((f) => f.values),
-    ...(timing.phases ? { phases: timing.phases } : {}),
-    ...(result.selection?.panel ? { wins: result.selection.panel.wins } : {}),
-    description: output ? output.description || output.chosen : '',
-    candidates: output?.candidates ?? [],
-    notes: output?.notes ?? [],
-  };
-  writeFileSync(outFile, JSON.stringify(out));
-}
-
-const load = () => Math.round(loadavg()[0]! * 100) / 100;
-
-async function runOurs(name: string, upload: Upload): Promise<DriversRun> {
-  const inFile = join(OUT, `drivers-upload-${name}.json`);
-  const outFile = join(OUT, `drivers-result-${name}.json`);
-  writeFileSync(inFile, JSON.stringify(upload));
-  rmSync(outFile, { force: true });
-  const started = performance.now();
-  const outcome = await new Promise<{ code: number | null; timedOut: boolean; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ['--max-old-space-size=8192', '--import', 'tsx', fileURLToPath(import.meta.url), '--child', inFile, outFile], {
-      cwd: join(here, '..', '..'),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-2000)));
-    let timedOut = false;
-    // The child's start-up (tsx and the imports) is given on top of the limit.
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, (TIME_LIMIT_S + 10) * 1000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, timedOut, stderr });
-    });
-  });
-  rmSync(inFile, { force: true });
-  if (outcome.timedOut) return { status: 'timeout', wallMs: performance.now() - started, rows: [], load: load() };
-  if (outcome.code !== 0) {
-    // The engine's message: the first line of the thrown error, where the child's stderr has one.
-    const message = /Error: (.*)/.exec(outcome.stderr)?.[1] ?? outcome.stderr.trim().split('\n').slice(-3).join(' ');
-    return { status: 'failed', error: message, wallMs: performance.now() - started, rows: [], load: load() };
-  }
-  const r = JSON.parse(readFileSync(outFile, 'utf8')) as ChildOut;
-  rmSync(outFile, { force: true });
-  if (r.wallMs > TIME_LIMIT_S * 1000) return { status: 'timeout', wallMs: r.wallMs, rows: [], load: load() };
-  return {
-    status: 'ok',
-    wallMs: r.wallMs,
-    rows: r.rows,
-    ...(r.phases ? { phases: r.phases } : {}),
-    ...(r.wins ? { panel: { wins: r.wins } } : {}),
-    outputs: [{ column: '', chosen: r.description }],
-    candidates: r.candidates,
-    engineNotes: r.notes,
-    load: load(),
-  };
-}
+type DriversRun = OursRun;
 
 /** `regression_arima 0.239, fixed_effects n/a, ...`: the covariate-aware candidates' backtest errors in the engine's metric. */
 function covariateFamilies(run: DriversRun): string {
@@ -420,7 +339,7 @@ async function speedCase(): Promise<string> {
   ];
   for (const withDrivers of [true, false]) {
     const upload = driversUploadOf(panel, withDrivers);
-    const ours = await runOurs(`drivers-speed${withDrivers ? '' : '-nox'}`, upload);
+    const ours = await runOurs(`drivers-speed${withDrivers ? '' : '-nox'}`, upload, null);
     const scores = scorePanel(panel, ours, null).filter((s) => s.scale > 0);
     const oursMean = scores.every((s) => s.ours !== undefined) ? mean(scores.map((s) => s.ours!)) : undefined;
     const naiveMean = mean(scores.map((s) => s.naive['seasonal naive'] ?? s.naive.naive!));
@@ -450,8 +369,8 @@ export async function benchDrivers() {
   const results: CaseResult[] = [];
   for (const panel of cases) {
     const upload = driversUploadOf(panel, true);
-    const ours = await runOurs(`drivers-${panel.id}`, upload);
-    const oursNoX = await runOurs(`drivers-${panel.id}-nox`, driversUploadOf(panel, false));
+    const ours = await runOurs(`drivers-${panel.id}`, upload, null);
+    const oursNoX = await runOurs(`drivers-${panel.id}-nox`, driversUploadOf(panel, false), null);
     const rSeconds: CaseResult['rSeconds'] = {};
     for (const [model] of R_MODELS) {
       const fits = Object.values(peers?.[panel.id] ?? {}).map((m) => m[model]);
@@ -485,6 +404,5 @@ export async function benchDrivers() {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  if (process.argv[2] === '--child') await childMain(process.argv[3]!, process.argv[4]!);
-  else await benchDrivers();
+  await benchDrivers();
 }

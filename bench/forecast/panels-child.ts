@@ -6,7 +6,7 @@
  * The wall time is taken around trainModel only: the child's start (tsx, imports) is not the engine's.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { trainModel, type TrainingResult } from '../../src/training/index.js';
+import { trainModel, type CandidateScore, type TrainingResult } from '../../src/training/index.js';
 import { inputOf } from './datasets.js';
 import type { Upload } from './panels-data.js';
 
@@ -17,6 +17,9 @@ export interface ChildResult {
   phases?: Record<string, number>;
   panel?: unknown;
   outputs?: { column: string; chosen: string }[];
+  /** The first output's candidates and notes (how the answer departs from the backtest's choice), for the tables that name them. */
+  candidates?: CandidateScore[];
+  notes?: string[];
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -33,6 +36,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     ...(timing.phases ? { phases: timing.phases } : {}),
     ...(result.selection?.panel ? { panel: result.selection.panel } : {}),
     outputs: (result.selection?.outputs ?? []).map((o) => ({ column: o.column, chosen: o.description || o.chosen })),
+    candidates: result.selection?.outputs[0]?.candidates ?? [],
+    notes: result.selection?.outputs[0]?.notes ?? [],
   };
   writeFileSync(outFile, JSON.stringify(out));
 }

@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { call, startService, stopService, type BenchService } from '../service.js';
 import { freshDatabase } from '../support.js';
+import type { CandidateScore } from '../../src/training/index.js';
 import type { ChildResult } from './panels-child.js';
 import type { Upload } from './panels-data.js';
 
@@ -35,6 +36,9 @@ export interface OursRun {
   /** result.selection.panel (src/training/core/types.ts PanelReport), when the engine reports one. */
   panel?: { keys?: string[]; series?: number; shortest?: number; longest?: number; wins?: Record<string, number> };
   outputs?: { column: string; chosen: string }[];
+  /** In-process only: the first output's candidates and notes as the engine reported them. */
+  candidates?: CandidateScore[];
+  engineNotes?: string[];
   /** Service only: the upload's request (read and stored) and the output's (written back). */
   uploadMs?: number;
   outputMs?: number;
@@ -71,7 +75,11 @@ async function inProcess(name: string, upload: Upload, limitS: number): Promise<
     });
   });
   if (outcome.timedOut) return { status: 'timeout', wallMs: performance.now() - started, rows: [], load: load() };
-  if (outcome.code !== 0) return { status: 'failed', error: outcome.stderr.trim().split('\n').slice(-3).join(' '), wallMs: performance.now() - started, rows: [], load: load() };
+  if (outcome.code !== 0) {
+    // The engine's message: the first line of the thrown error, where the child's stderr has one.
+    const message = /Error: (.*)/.exec(outcome.stderr)?.[1] ?? outcome.stderr.trim().split('\n').slice(-3).join(' ');
+    return { status: 'failed', error: message, wallMs: performance.now() - started, rows: [], load: load() };
+  }
   const r = JSON.parse(readFileSync(outFile, 'utf8')) as ChildResult;
   rmSync(inFile, { force: true });
   rmSync(outFile, { force: true });
@@ -83,6 +91,8 @@ async function inProcess(name: string, upload: Upload, limitS: number): Promise<
     ...(r.phases ? { phases: r.phases } : {}),
     ...(r.panel ? { panel: r.panel } : {}),
     ...(r.outputs ? { outputs: r.outputs } : {}),
+    ...(r.candidates ? { candidates: r.candidates } : {}),
+    ...(r.notes ? { engineNotes: r.notes } : {}),
     load: load(),
   };
 }
