@@ -14,6 +14,7 @@ import { createMetrics } from '../../src/observability/metrics.js';
 import { refreshJobGauges, type Runtime } from '../../src/runtime.js';
 import { forecastJobs, type Row, type Stat } from '../support/forecast-jobs.js';
 import { CURRENT, OLDER, createTestContext, form, type TestContext, type TestUser } from '../support/helper.js';
+import { unemployedByIndustry } from '../support/driver-series.js';
 import { industries, industryNames } from '../support/industries.js';
 
 const TZ = 'UTC';
@@ -192,5 +193,28 @@ describe('abort of a job in parts', () => {
     } finally {
       await one.close();
     }
+  });
+});
+
+describe('a panel with a known driver in parts', () => {
+  it('runs the fixed-effects regression in the global rounds and answers the same rows and choice as one thread', { timeout: 2 * ENGINE_TIMEOUT }, async () => {
+    const jobs = forecastJobs(ctx, bob, TZ, ENGINE_TIMEOUT);
+    const csv = unemployedByIndustry(2).csv;
+    const answer = async (partUnits: number, threads: number) => {
+      const training = runner(partUnits, threads);
+      try {
+        const { jobId } = await jobs.jobWithData(csv);
+        await jobs.finished(jobId);
+        return { jobId, rows: await jobs.output(jobId, '&intervals=1'), selection: (await jobs.stat(jobId)).Selection };
+      } finally {
+        await training.close();
+      }
+    };
+    const whole = await answer(1_000_000, 1);
+    const parted = await answer(30, 2);
+    expect(whole.selection?.outputs[0]?.description).toMatch(/fixed_effects/);
+    expect(parted.rows).toEqual(whole.rows);
+    expect(parted.selection?.outputs[0]?.description).toBe(whole.selection?.outputs[0]?.description);
+    expect(parted.selection?.outputs[0]?.notes).toEqual(whole.selection?.outputs[0]?.notes);
   });
 });
