@@ -221,18 +221,40 @@ function sketchOf(prep: PreparedSeries): SeriesSketch {
   return {
     state: prep.placement.series,
     season: prep.placement.info.season,
-    drivers: {
-      columns,
-      categorical,
-      known: prep.analysis.known.map((i) => columns.map((name, k) => cellOf((prep.analysis.readers[i] as CellReader)(name), k))),
-      future: prep.placement.targets.map((t) => at.map((h, k) => cellOf(t.cells[h], k))),
-    },
+    drivers: carriedForward(
+      {
+        columns,
+        categorical,
+        known: prep.analysis.known.map((i) => columns.map((name, k) => cellOf((prep.analysis.readers[i] as CellReader)(name), k))),
+        future: prep.placement.targets.map((t) => at.map((h, k) => cellOf(t.cells[h], k))),
+      },
+      prep.analysis.known.length,
+    ),
     knownTimes: prep.placement.knownTimes,
     outputs,
     splits: prep.backtest.splits.map((split) => ({ lastFit: split.fit[split.fit.length - 1] as number, test: split.test })),
     targetTimes: prep.placement.targets.map((t) => t.time),
     cost: prep.cost,
   };
+}
+
+/**
+ * A numeric driver's empty cells take its last value before them (its first where none comes before), the rule the
+ * series' own features follow (core/features.ts), so the models across the series read what its families read. A
+ * column with no number in the series stays empty (the series is then forecast without it).
+ */
+function carriedForward(drivers: SeriesSketch['drivers'], knownRows: number): SeriesSketch['drivers'] {
+  const rows = [...drivers.known, ...drivers.future];
+  drivers.columns.forEach((_, k) => {
+    if (drivers.categorical[k]) return;
+    const first = rows.find((r) => r[k] !== null)?.[k] ?? null;
+    let last = first;
+    for (const row of rows) {
+      if (row[k] === null) row[k] = last;
+      else last = row[k] as number;
+    }
+  });
+  return { ...drivers, known: rows.slice(0, knownRows), future: rows.slice(knownRows) };
 }
 
 /** The season position of time 0 of each series on one shared axis, so the global model's calendar agrees. */
