@@ -26,6 +26,7 @@
  * of it); each choice's comment below says what its alternative did.
  */
 import type { PanelDrivers } from './fixed-effects.js';
+import { layDrivers } from './global-drivers.js';
 import { fitHistogramBoosting, predictHistogramBoosting } from './histogram-boosting.js';
 
 export interface GlobalSeries {
@@ -48,12 +49,7 @@ export interface GlobalOptions {
   progress?: (share: number) => void;
   /** The final round: its times to predict are the rows to forecast (the drivers' future rows), not known rows. */
   final?: boolean;
-  /**
-   * The panel's known drivers (numeric inputs filled in the rows to forecast), aligned with the series: each becomes
-   * two features, its change from the previous step and its level, each scaled by the series' own spread of it (a
-   * price of 2 dollars in one store and 20 in another say the same), so the trees learn how a driver's move moves
-   * the value across every series. A series without a driver's values reads it as missing.
-   */
+  /** The panel's known drivers, aligned with the series: each its scaled change and level (global-drivers.ts); missing where a series lacks it. */
   drivers?: PanelDrivers;
 }
 
@@ -296,7 +292,7 @@ function prepare(series: GlobalSeries[], round: GlobalRound, layout: Layout, ali
     const last = predict.length > 0 ? (predict[predict.length - 1] as number) - cut : 0;
     const extra = Number.isFinite(last) ? Math.max(0, Math.ceil(last)) : 0;
     const d = layOut(s, k, start, cut, extra, scaleOf(s.values, k, layout.season));
-    if (drivers && layout.drivers > 0) d.drivers = layDrivers(s, drivers.series[i] ?? null, drivers.columns.length, d, cut, predict, final);
+    if (drivers && layout.drivers > 0) d.drivers = layDrivers(s.time, drivers.series[i] ?? null, drivers.columns.length, { start: d.start, length: d.length, size: d.values.length }, cut, predict, final);
     return d;
   });
   const total = shares.reduce((a, b) => a + b, 0);
@@ -339,51 +335,6 @@ function prepare(series: GlobalSeries[], round: GlobalRound, layout: Layout, ali
     for (let i = 0; i < n; i++) target[i] = Math.min(high, Math.max(low, target[i] as number));
   }
   return { dense, rows: n, x: x.subarray(0, n * layout.width), y: target, series: participating, seasonal };
-}
-
-/**
- * A series' drivers on its laid-out axis: the value at each position (a known row's, or a row to forecast's in the
- * final round; the last one before it where a step has none), then scaled by the series' own mean and spread over
- * its rows up to the cut: the level as (x - mean) / sd, the change from the previous position over the spread of the
- * one-step changes.
- */
-function layDrivers(s: GlobalSeries, rows: PanelDrivers['series'][number], count: number, d: Dense, cut: number, predict: number[], final: boolean): { change: Float64Array; level: Float64Array }[] {
-  const size = d.values.length;
-  return Array.from({ length: count }, (_, c) => {
-    const at = new Map<number, number>();
-    if (rows) {
-      s.time.forEach((t, i) => {
-        const v = rows.known[i]?.[c];
-        if (v !== null && v !== undefined && Number.isFinite(v) && (t <= cut || !final)) at.set(t, v);
-      });
-      if (final) {
-        predict.forEach((t, k) => {
-          const v = rows.future[k]?.[c];
-          if (v !== null && v !== undefined && Number.isFinite(v)) at.set(t, v);
-        });
-      }
-    }
-    const raw = new Float64Array(size).fill(NaN);
-    let last = NaN;
-    for (let p = 0; p < size; p++) {
-      last = at.get(d.start + p) ?? last;
-      raw[p] = last;
-    }
-    const known = Array.from(raw.subarray(0, d.length)).filter((v) => !Number.isNaN(v));
-    const changes: number[] = [];
-    for (let p = 1; p < d.length; p++) if (!Number.isNaN(raw[p]) && !Number.isNaN(raw[p - 1])) changes.push((raw[p] as number) - (raw[p - 1] as number));
-    const spread = (xs: number[], mean: number) => Math.sqrt(xs.reduce((a, v) => a + (v - mean) ** 2, 0) / Math.max(1, xs.length)) || 1;
-    const mean = known.length > 0 ? known.reduce((a, b) => a + b, 0) / known.length : 0;
-    const sd = spread(known, mean);
-    const changeSd = spread(changes, 0);
-    const level = new Float64Array(size);
-    const change = new Float64Array(size);
-    for (let p = 0; p < size; p++) {
-      level[p] = ((raw[p] as number) - mean) / sd;
-      change[p] = p > 0 ? ((raw[p] as number) - (raw[p - 1] as number)) / changeSd : NaN;
-    }
-    return { change, level };
-  });
 }
 
 /** Recursive forecasts of one laid-out series at `times` (all after its cut). */

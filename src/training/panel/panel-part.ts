@@ -44,18 +44,9 @@ export interface GlobalTask {
 }
 
 /** One round across the panel: the global model's (null: too small to learn across) and the fixed-effects regressions' (null: no drivers). */
-export interface PanelRoundRun {
-  global: GlobalRoundRun | null;
-  fixedEffects: FixedEffectsRun[] | null;
-}
-
+export type PanelRoundRun = { global: GlobalRoundRun | null; fixedEffects: FixedEffectsRun[] | null };
 /** A model fitted across the series, its rounds put together: predictions[round][global series], and its one line. */
-export interface AcrossSeriesResult {
-  name: string;
-  predictions: number[][][];
-  description: string;
-}
-
+export type AcrossSeriesResult = { name: string; predictions: number[][][]; description: string };
 /** The models fitted across the panel's series that ran every round. */
 export type GlobalResult = AcrossSeriesResult[];
 

@@ -22,6 +22,7 @@ import type { CellReader } from '../core/encoder.js';
 import { timeOf, type SeriesState } from '../series/forecaster.js';
 import { keyOf } from './panel-predict.js';
 import { assemblePanel } from './panel-assembly.js';
+import { panelDrivers, sketchDrivers, type SeriesDrivers } from './panel-drivers.js';
 import {
   fallbackOutcome,
   globalResult,
@@ -40,13 +41,12 @@ import {
   type SeriesScores,
 } from './panel-part.js';
 import { familiesFor } from '../models/candidates.js';
-import { hasUsableDrivers, type PanelDrivers } from '../models/fixed-effects.js';
 import type { GlobalRound, GlobalSeries } from '../models/global.js';
 import type { ModelFamily, SeriesInfo } from '../models/model.js';
 import type { EngineHooks } from '../core/progress.js';
 import type { Analysis } from '../core/series.js';
 import type { PanelReport, TrainingInput, TrainingResult } from '../core/types.js';
-import { isEmptyCell, parseNumber } from '../core/values.js';
+import { parseNumber } from '../core/values.js';
 
 /** Candidate key columns tried in pairs when no single one names the series (the fewest distinct values first). */
 const MAX_PAIR_CANDIDATES = 6;
@@ -199,11 +199,8 @@ interface SeriesSketch {
   knownTimes: number[];
   /** Known values of each numeric output, in the series' output order. */
   outputs: { column: string; values: number[] }[];
-  /**
-   * Its inputs' cells, a row per known time and per time to forecast: numbers for a numeric input (null: empty or not a
-   * number), trimmed text for a categorical one (null: empty).
-   */
-  drivers: { columns: string[]; categorical: boolean[]; known: (number | string | null)[][]; future: (number | string | null)[][] };
+  /** Its inputs' cells, a row per known time and per time to forecast (panel-drivers.ts). */
+  drivers: SeriesDrivers;
   splits: { lastFit: number; test: number[] }[];
   targetTimes: number[];
   cost: number;
@@ -213,48 +210,16 @@ function sketchOf(prep: PreparedSeries): SeriesSketch {
   const outputs = prep.plan
     .filter(({ col }) => col.kind === 'numeric')
     .map(({ col }) => ({ column: col.name, values: prep.analysis.known.map((i) => parseNumber((prep.analysis.readers[i] as CellReader)(col.name)) as number) }));
-  const inputs = prep.analysis.columns.filter((c) => c.role === 'input');
-  const columns = inputs.map((c) => c.name);
-  const categorical = inputs.map((c) => c.kind === 'categorical');
-  const at = columns.map((name) => prep.input.header.indexOf(name));
-  const cellOf = (cell: string | null | undefined, k: number) => (categorical[k] ? (isEmptyCell(cell) ? null : String(cell).trim()) : parseNumber(cell ?? null));
   return {
     state: prep.placement.series,
     season: prep.placement.info.season,
-    drivers: carriedForward(
-      {
-        columns,
-        categorical,
-        known: prep.analysis.known.map((i) => columns.map((name, k) => cellOf((prep.analysis.readers[i] as CellReader)(name), k))),
-        future: prep.placement.targets.map((t) => at.map((h, k) => cellOf(t.cells[h], k))),
-      },
-      prep.analysis.known.length,
-    ),
+    drivers: sketchDrivers(prep),
     knownTimes: prep.placement.knownTimes,
     outputs,
     splits: prep.backtest.splits.map((split) => ({ lastFit: split.fit[split.fit.length - 1] as number, test: split.test })),
     targetTimes: prep.placement.targets.map((t) => t.time),
     cost: prep.cost,
   };
-}
-
-/**
- * A numeric driver's empty cells take its last value before them (its first where none comes before), the rule the
- * series' own features follow (core/features.ts), so the models across the series read what its families read. A
- * column with no number in the series stays empty (the series is then forecast without it).
- */
-function carriedForward(drivers: SeriesSketch['drivers'], knownRows: number): SeriesSketch['drivers'] {
-  const rows = [...drivers.known, ...drivers.future];
-  drivers.columns.forEach((_, k) => {
-    if (drivers.categorical[k]) return;
-    const first = rows.find((r) => r[k] !== null)?.[k] ?? null;
-    let last = first;
-    for (const row of rows) {
-      if (row[k] === null) row[k] = last;
-      else last = row[k] as number;
-    }
-  });
-  return { ...drivers, known: rows.slice(0, knownRows), future: rows.slice(knownRows) };
 }
 
 /** The season position of time 0 of each series on one shared axis, so the global model's calendar agrees. */
@@ -291,7 +256,7 @@ function globalTask(members: PanelMember[], seed: number): GlobalTask | null {
   });
   if (entries.length < 2) return null;
   const series: GlobalSeries[] = entries.map(({ sketch, values, offset }) => ({ time: sketch.knownTimes.map((t) => t + offset), values }));
-  const drivers = panelDrivers(entries.map((e) => e.sketch));
+  const drivers = panelDrivers(entries.map((e) => e.sketch.drivers));
   const windows = entries.reduce((m, e) => Math.max(m, e.sketch.splits.length), 0);
   const rounds: GlobalRound[] = [];
   for (let r = 0; r <= windows; r++) {
@@ -317,50 +282,6 @@ function globalTask(members: PanelMember[], seed: number): GlobalTask | null {
     rounds.push({ cut, predict });
   }
   return { series, rounds, season, seed, entries: entries.map((e) => ({ index: e.member.index, column: e.column })), ...(drivers ? { drivers } : {}) };
-}
-
-/** Categories of one categorical input a panel's drivers name at most (the most frequent; the others read as the reference). */
-const MAX_DRIVER_CATEGORIES = 20;
-
-/**
- * The inputs the series share by name as the panel's known drivers, aligned with the global model's series: a numeric
- * input as its numbers, a categorical one as a 0/1 column per category but its most frequent (the reference every
- * other is measured against). Absent when the panel has none the fixed-effects regression can use.
- */
-function panelDrivers(sketches: SeriesSketch[]): PanelDrivers | undefined {
-  const sources = new Map<string, boolean>();
-  for (const s of sketches) s.drivers.columns.forEach((c, k) => sources.set(c, sources.get(c) === true || s.drivers.categorical[k] === true));
-  if (sources.size === 0) return undefined;
-  const columns: string[] = [];
-  const readers: ((row: (number | string | null)[], at: number) => number | null)[] = [];
-  for (const [source, categorical] of sources) {
-    if (!categorical) {
-      columns.push(source);
-      readers.push((row, at) => (at < 0 ? null : typeof row[at] === 'number' ? (row[at]) : null));
-      continue;
-    }
-    const counts = new Map<string, number>();
-    for (const s of sketches) {
-      const at = s.drivers.columns.indexOf(source);
-      if (at >= 0) for (const row of s.drivers.known) if (typeof row[at] === 'string') counts.set(row[at], (counts.get(row[at]) ?? 0) + 1);
-    }
-    const ranked = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([name]) => name);
-    for (const category of ranked.slice(1, MAX_DRIVER_CATEGORIES + 1)) {
-      // Named with its reference, so an effect reads as the difference a category makes ("weather=snow against rain").
-      columns.push(`${source}=${category} against ${ranked[0] as string}`);
-      readers.push((row, at) => (at < 0 || row[at] === null || row[at] === undefined ? null : row[at] === category ? 1 : 0));
-    }
-  }
-  const sourceOf = (column: string) => [...sources.keys()].find((source) => column === source || (sources.get(source) === true && column.startsWith(`${source}=`))) as string;
-  const drivers: PanelDrivers = {
-    columns,
-    series: sketches.map((s) => {
-      const at = columns.map((c) => s.drivers.columns.indexOf(sourceOf(c)));
-      const pick = (row: (number | string | null)[]) => readers.map((read, j) => read(row, at[j] as number));
-      return { known: s.drivers.known.map(pick), future: s.drivers.future.map(pick) };
-    }),
-  };
-  return hasUsableDrivers(drivers) ? drivers : undefined;
 }
 
 /** Work units of one round of the global model, on the local families' scale (a naive fit is 1). */
