@@ -316,6 +316,18 @@ export function featureNames(state: FeatureSpaceState): string[] {
   return names;
 }
 
+/** Units of the user's column one step of each feature is, in featureNames' order: the standard deviation a numeric input was divided by, 1 for one-hot and calendar terms. */
+export function featureScales(state: FeatureSpaceState): number[] {
+  return [
+    ...state.numeric.map((f) => f.sd),
+    ...state.categorical.flatMap((f) => f.categories.map(() => 1)),
+    ...(state.years ? [state.years.sd] : []),
+    ...Array.from({ length: 2 * state.yearHarmonics }, () => 1),
+    ...(state.weekday ? Array.from({ length: 7 }, () => 1) : []),
+    ...(state.lagged ?? []).map((f) => f.sd),
+  ];
+}
+
 /** The feature name of a lagged input, e.g. "footfall (lag 6)". */
 export const laggedName = (f: Pick<LaggedInputState, 'column' | 'lag'>) => `${f.column} (lag ${f.lag})`;
 

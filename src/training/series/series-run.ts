@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { CellReader } from '../core/encoder.js';
-import { featureNames, featuresOf, fitFeatureSpace, fitLaggedInputs, type FeatureSpaceState } from '../core/features.js';
+import { featureNames, featureScales, featuresOf, fitFeatureSpace, fitLaggedInputs, type FeatureSpaceState } from '../core/features.js';
 import { kFold, rollingOrigin, WINDOWS, type Backtest } from '../selection/backtest.js';
 import { familyRows, predictRows, type EngineState, type OutputState, type RowToPredict } from './forecaster.js';
 import { errorsByStep, heldOutCoverage, intervalWidths } from '../selection/intervals.js';
@@ -190,25 +190,13 @@ export function targetOf(prep: PreparedSeries, col: ColumnSpec): number[] | stri
   return col.kind === 'numeric' ? cells.map((c) => parseNumber(c) as number) : cells.map((c) => c.trim());
 }
 
-/** Units of the user's column one step of each feature is (featureNames' order; FitContext.featureScales). */
-function featureScalesOf(space: FeatureSpaceState): number[] {
-  return [
-    ...space.numeric.map((f) => f.sd),
-    ...space.categorical.flatMap((f) => f.categories.map(() => 1)),
-    ...(space.years ? [space.years.sd] : []),
-    ...Array.from({ length: 2 * space.yearHarmonics }, () => 1),
-    ...(space.weekday ? Array.from({ length: 7 }, () => 1) : []),
-    ...(space.lagged ?? []).map((f) => f.sd),
-  ];
-}
-
 function fitContext(prep: PreparedSeries, meter: WorkMeter) {
   const { info } = prep.placement;
   return (column: string, family: ModelFamily, fitRows: number, final = false) => ({
     seed: fitSeed(prep.params.seed, column, family.name, fitRows, final),
     params: prep.familyParams,
     featureNames: prep.names,
-    featureScales: featureScalesOf(prep.space),
+    featureScales: featureScales(prep.space),
     final,
     progress: meter.claim(family.cost(info, fitRows, final)),
   });
