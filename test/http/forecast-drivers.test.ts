@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { trainingContext, type forecastJobs } from '../support/forecast-jobs.js';
-import { milesWithGas, unemployedByIndustry, type DriverUpload } from '../support/driver-series.js';
+import { milesWithGas, monthlyWeather, unemployedByIndustry, type DriverUpload } from '../support/driver-series.js';
 
 const TZ = 'UTC';
 /** Engine runs share two loaded cores with other suites: allow minutes, not the default minute. */
@@ -65,6 +65,18 @@ describe('a panel with a known driver (unemployed persons by industry, the indus
     const truth = unemployedTruth();
     const error = (values: number[]) => values.reduce((s, v, i) => s + Math.abs(v - (truth[i] as number)), 0) / values.length;
     expect(error(withRate.values)).toBeLessThan(error(without.values));
+  });
+});
+
+describe('a panel whose series each answer a regression on their drivers (monthly maximum temperature in Seattle and New York, the month\'s minimum, rain and wind filled in)', () => {
+  it('sums up each family\'s fitted effects over the series it answers, in the record', { timeout: ENGINE_TIMEOUT }, async () => {
+    const { values, record, output } = await forecast(monthlyWeather(6), 'temp_max');
+    expect(values).toHaveLength(12);
+    const summed = /regression_arima in the answer of 2 series: temp_min median (\S+) per unit \((\S+) to (\S+)\)/.exec(record);
+    expect(summed, record.slice(0, 600)).not.toBeNull();
+    // A warmer night goes with a warmer day in both cities.
+    expect(Number(summed?.[2])).toBeGreaterThan(0);
+    expect(output?.notes?.some((note) => note.startsWith('regression_arima in the answer of 2 series: temp_min'))).toBe(true);
   });
 });
 

@@ -55,3 +55,39 @@ export function milesWithGas(last: number, hidden: number, gasShift = 0): Driver
   });
   return { csv: `year,gas,miles\n${lines.join('\n')}\n`, future };
 }
+
+/**
+ * Monthly mean maximum temperature in Seattle and New York, 2012-2015 (vega-datasets weather.csv), with the month's
+ * mean minimum temperature, total precipitation and mean wind: the last `hidden` months of each city to forecast,
+ * their weather filled in (a weather scenario).
+ */
+export function monthlyWeather(hidden: number): DriverUpload {
+  const [head, ...lines] = readFileSync(join(VEGA_DATA, 'weather.csv'), 'utf8').trim().split(/\r?\n/);
+  const names = (head as string).split(',');
+  const months = new Map<string, { location: string; month: string; max: number; min: number; precipitation: number; wind: number; days: number }>();
+  for (const line of lines) {
+    const r = Object.fromEntries(line.split(',').map((v, i) => [names[i] as string, v]));
+    const month = (r.date as string).slice(0, 7);
+    const key = `${r.location as string}|${month}`;
+    const m = months.get(key) ?? { location: r.location as string, month, max: 0, min: 0, precipitation: 0, wind: 0, days: 0 };
+    m.max += Number(r.temp_max);
+    m.min += Number(r.temp_min);
+    m.precipitation += Number(r.precipitation);
+    m.wind += Number(r.wind);
+    m.days += 1;
+    months.set(key, m);
+  }
+  const rows = [...months.values()].sort((a, b) => a.location.localeCompare(b.location) || a.month.localeCompare(b.month));
+  const count = new Map<string, number>();
+  for (const m of rows) count.set(m.location, (count.get(m.location) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  const future: DriverUpload['future'] = [];
+  const out = rows.map((m) => {
+    const k = (seen.get(m.location) ?? 0) + 1;
+    seen.set(m.location, k);
+    const hide = k > (count.get(m.location) as number) - hidden;
+    if (hide) future.push({ key: m.location, year: Number(m.month.slice(0, 4)) });
+    return [m.location, `${m.month}-01`, (m.min / m.days).toFixed(2), m.precipitation.toFixed(1), (m.wind / m.days).toFixed(2), hide ? '' : (m.max / m.days).toFixed(2)].join(',');
+  });
+  return { csv: `location,date,temp_min,precipitation,wind,temp_max\n${out.join('\n')}\n`, future };
+}

@@ -3,7 +3,7 @@
  * feature columns they regress on, and the one line that names each driver's fitted effect, per unit of the
  * user's column, for the status record (the first thing a user of a price or capacity driver asks).
  */
-import type { FitContext } from './model.js';
+import type { DriverEffect, FitContext } from './model.js';
 
 /** Drivers listed by name in a description at most; the rest are counted. */
 const NAMED_EFFECTS = 6;
@@ -20,16 +20,25 @@ export function driverColumns(x: number[][]): number[] {
 }
 
 /**
- * "price -0.42 per unit, promo=yes +12.1": each used feature's coefficient per unit of the user's column (the engine
- * standardised numeric inputs: FitContext.featureScales gives the units one standardised step is).
+ * Each used feature's coefficient per unit of the user's column (the engine standardised numeric inputs:
+ * FitContext.featureScales gives the units one standardised step is).
  */
-export function describeEffects(columns: number[], beta: number[], ctx: Pick<FitContext, 'featureNames' | 'featureScales'>): string {
-  const effects = columns.map((j, k) => {
+export function effectsOf(columns: number[], beta: number[], ctx: Pick<FitContext, 'featureNames' | 'featureScales'>): DriverEffect[] {
+  return columns.map((j, k) => {
     const scale = ctx.featureScales?.[j] ?? 1;
-    const perUnit = (beta[k] as number) / (scale > 0 ? scale : 1);
-    const size = Number(perUnit.toPrecision(3));
-    return `${ctx.featureNames[j] ?? `feature ${j + 1}`} ${size >= 0 ? '+' : ''}${size} per unit`;
+    return { driver: ctx.featureNames[j] ?? `feature ${j + 1}`, perUnit: (beta[k] as number) / (scale > 0 ? scale : 1) };
   });
-  const named = effects.slice(0, NAMED_EFFECTS).join(', ');
-  return effects.length > NAMED_EFFECTS ? `${named} and ${effects.length - NAMED_EFFECTS} more drivers` : named;
+}
+
+/** A signed effect in three significant digits, "+0.832", "-220". */
+export const shownEffect = (v: number) => {
+  const size = Number(v.toPrecision(3));
+  return `${size >= 0 ? '+' : ''}${size}`;
+};
+
+/** "gas -220 per unit, weather=rain +1.35 per unit": the effects as a description names them. */
+export function describeEffects(effects: DriverEffect[]): string {
+  const shown = effects.map((e) => `${e.driver} ${shownEffect(e.perUnit)} per unit`);
+  const named = shown.slice(0, NAMED_EFFECTS).join(', ');
+  return shown.length > NAMED_EFFECTS ? `${named} and ${shown.length - NAMED_EFFECTS} more drivers` : named;
 }

@@ -97,6 +97,14 @@ export interface FittedModel<State = unknown> {
   /** One line, e.g. "SARIMA(1,1,1)(0,1,1)12", "ridge on 14 features (trend, 11 month terms, 2 inputs)". */
   describe(): string;
   readonly state: State;
+  /** A family that models known drivers: each driver it used and its fitted effect per unit of the user's column. */
+  effects?(): DriverEffect[];
+}
+
+/** One known driver's fitted effect: per unit of the user's column (a one-hot category: the difference it makes). */
+export interface DriverEffect {
+  driver: string;
+  perUnit: number;
 }
 
 /**

@@ -15,8 +15,8 @@ import { gaussianAicc } from '../stats/closed-forms.js';
 import { armaPath, fitArma, innovationsOf, type Arma, type ArmaMemory } from '../stats/arma.js';
 import { leastSquares } from '../stats/least-squares.js';
 import { kpssDifferences } from '../stats/stationarity.js';
-import { describeEffects, driverColumns } from './drivers.js';
-import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows } from './model.js';
+import { describeEffects, driverColumns, effectsOf } from './drivers.js';
+import type { DriverEffect, FitContext, FitRows, FittedModel, ModelFamily, PredictRows } from './model.js';
 
 export interface RegressionArimaState {
   /** 0: levels with an intercept; 1: changes, with `drift`. */
@@ -31,7 +31,8 @@ export interface RegressionArimaState {
   lastValue: number;
   /** The used features at the last fit row (the differenced form's starting point). */
   lastX: number[];
-  effects: string;
+  /** Each driver's fitted effect per unit of the user's column. */
+  effects: DriverEffect[];
 }
 
 /** Fewest fit rows beyond the coefficients: below it a regression has nothing left to test its errors on. */
@@ -63,6 +64,7 @@ function revive(state: RegressionArimaState): FittedModel<RegressionArimaState> 
   const lastEffect = state.columns.reduce((s, _, k) => s + (state.beta[k] as number) * (state.lastX[k] as number), 0);
   return {
     state,
+    effects: () => state.effects,
     predict(rows: PredictRows) {
       const steps = rows.time.reduce((m, t) => Math.max(m, Math.round(t - state.lastTime)), 0);
       const path = armaPath(state.arma, Math.max(0, steps));
@@ -78,7 +80,7 @@ function revive(state: RegressionArimaState): FittedModel<RegressionArimaState> 
     },
     describe() {
       const order = `ARIMA(${state.arma.ar.length},${state.d},${state.arma.ma.length})`;
-      return `regression on ${state.effects} with ${order} errors${state.d === 1 && state.drift !== 0 ? ' and drift' : ''}`;
+      return `regression on ${describeEffects(state.effects)} with ${order} errors${state.d === 1 && state.drift !== 0 ? ' and drift' : ''}`;
     },
   };
 }
@@ -97,7 +99,7 @@ function fit(rows: FitRows, ctx: FitContext): FittedModel<RegressionArimaState> 
   const lastX = columns.map((j) => (x[n - 1] as number[])[j] as number);
   let state: RegressionArimaState;
   if (d === 0) {
-    state = { d, intercept: levels.intercept, drift: 0, columns, beta: levels.beta, arma: errorsModel(levels.residuals), lastTime: rows.time[n - 1] as number, lastValue: y[n - 1] as number, lastX, effects: '' };
+    state = { d, intercept: levels.intercept, drift: 0, columns, beta: levels.beta, arma: errorsModel(levels.residuals), lastTime: rows.time[n - 1] as number, lastValue: y[n - 1] as number, lastX, effects: [] };
   } else {
     // Changes between consecutive steps only: a gap in the time axis is no one-step change.
     const dx: number[][] = [];
@@ -124,10 +126,10 @@ function fit(rows: FitRows, ctx: FitContext): FittedModel<RegressionArimaState> 
       lastTime: rows.time[n - 1] as number,
       lastValue: y[n - 1] as number,
       lastX: moving.map((j) => (x[n - 1] as number[])[j] as number),
-      effects: '',
+      effects: [],
     };
   }
-  state.effects = describeEffects(state.columns, state.beta, ctx);
+  state.effects = effectsOf(state.columns, state.beta, ctx);
   ctx.progress(1);
   return revive(state);
 }

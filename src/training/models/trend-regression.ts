@@ -6,8 +6,8 @@
  * effect least squares finds, and the backtest says which a series should believe.
  */
 import { leastSquares } from '../stats/least-squares.js';
-import { describeEffects, driverColumns } from './drivers.js';
-import type { FitContext, FitRows, FittedModel, ModelFamily, PredictRows } from './model.js';
+import { describeEffects, driverColumns, effectsOf } from './drivers.js';
+import type { DriverEffect, FitContext, FitRows, FittedModel, ModelFamily, PredictRows } from './model.js';
 
 export interface TrendRegressionState {
   intercept: number;
@@ -19,7 +19,8 @@ export interface TrendRegressionState {
   seasonal: number[];
   columns: number[];
   beta: number[];
-  effects: string;
+  /** Each driver's fitted effect per unit of the user's column. */
+  effects: DriverEffect[];
 }
 
 const SPARE_ROWS = 4;
@@ -28,13 +29,14 @@ const slotOf = (t: number, s: number) => ((Math.round(t) % s) + s) % s;
 function revive(state: TrendRegressionState): FittedModel<TrendRegressionState> {
   return {
     state,
+    effects: () => state.effects,
     predict: (rows: PredictRows) =>
       rows.time.map((t, i) => {
         const x = rows.features[i] as number[];
         const season = state.season > 1 ? (state.seasonal[slotOf(t, state.season)] as number) : 0;
         return state.intercept + state.trend * (t - state.t0) + season + state.columns.reduce((s, j, k) => s + (state.beta[k] as number) * (x[j] ?? 0), 0);
       }),
-    describe: () => `trend regression (least squares) on a trend${state.season > 1 ? `, ${state.season - 1} season dummies` : ''} and ${state.effects}`,
+    describe: () => `trend regression (least squares) on a trend${state.season > 1 ? `, ${state.season - 1} season dummies` : ''} and ${describeEffects(state.effects)}`,
   };
 }
 
@@ -56,7 +58,7 @@ function fit(rows: FitRows, ctx: FitContext): FittedModel<TrendRegressionState> 
   const b = fitted.beta;
   const seasonal = season > 1 ? [0, ...b.slice(2, 1 + season)] : [];
   const beta = b.slice(2 + Math.max(0, season - 1));
-  return revive({ intercept: b[0] as number, trend: b[1] as number, t0, season, seasonal, columns, beta, effects: describeEffects(columns, beta, ctx) });
+  return revive({ intercept: b[0] as number, trend: b[1] as number, t0, season, seasonal, columns, beta, effects: effectsOf(columns, beta, ctx) });
 }
 
 export const trendRegressionFamily: ModelFamily<TrendRegressionState> = {

@@ -2,6 +2,7 @@
  * A panel's one result (job-parts.ts's assembly unit): every series' outcome (panel-part.ts fitPanelPart) put back
  * in upload order, with the panel's stored model and its report across series.
  */
+import { shownEffect } from '../models/drivers.js';
 import { NAIVE_NAMES } from '../models/naive.js';
 import type { PanelPlan, RunSummary, SeriesOutcome } from './panel-part.js';
 import type { PanelSeriesState, PanelState } from './panel-predict.js';
@@ -103,6 +104,40 @@ export function assemblePanel(
   };
 }
 
+/** Drivers listed per family in a panel's summary at most; the rest are counted. */
+const SUMMED_DRIVERS = 6;
+
+/**
+ * What the families fitted on each series alone found of the known drivers, summed up over the series whose answer
+ * they are in: per family and driver, the median effect and its range ("trend_regression in the answer of 12
+ * series: price median -0.41 per unit (-0.62 to -0.18)"), the per-family view a user reads before any one series'.
+ */
+function seriesEffects(entries: RunSummary[]): string[] {
+  const byFamily = new Map<string, { series: number; drivers: Map<string, number[]> }>();
+  for (const run of entries) {
+    for (const member of run.drivers ?? []) {
+      let family = byFamily.get(member.family);
+      if (!family) byFamily.set(member.family, (family = { series: 0, drivers: new Map() }));
+      family.series++;
+      for (const e of member.effects) {
+        const values = family.drivers.get(e.driver) ?? [];
+        values.push(e.perUnit);
+        family.drivers.set(e.driver, values);
+      }
+    }
+  }
+  return [...byFamily].map(([name, family]) => {
+    const drivers = [...family.drivers].map(([driver, values]) => {
+      const sorted = [...values].sort((a, b) => a - b);
+      const median = sorted.length % 2 === 1 ? (sorted[(sorted.length - 1) / 2] as number) : ((sorted[sorted.length / 2 - 1] as number) + (sorted[sorted.length / 2] as number)) / 2;
+      const range = sorted.length > 1 ? ` (${shownEffect(sorted[0] as number)} to ${shownEffect(sorted[sorted.length - 1] as number)})` : '';
+      return `${driver} ${sorted.length > 1 ? 'median ' : ''}${shownEffect(median)} per unit${range}`;
+    });
+    const listed = drivers.slice(0, SUMMED_DRIVERS).join(', ') + (drivers.length > SUMMED_DRIVERS ? ` and ${drivers.length - SUMMED_DRIVERS} more drivers` : '');
+    return `${name} in the answer of ${family.series} series: ${listed}`;
+  });
+}
+
 /**
  * Per output column, the panel's table: each candidate's mean scaled error (MASE: backtest MAE over the series'
  * one-step naive MAE) over the series it scored on, the winners' mean, and the best naive family's. Categorical
@@ -145,6 +180,7 @@ function summaryOutputs(runs: RunSummary[]): OutputSelection[] {
     // What a model across the series fitted once for all of them (the fixed effects' common slopes), where the answer uses it.
     const answered = (name: string) => chosen.has(name) || across.some((a) => new RegExp(`\\b${name}\\b`).test(a));
     const fittedNotes = [...byFamily.entries()].filter(([name, f]) => f.fitted !== undefined && answered(name)).map(([name, f]) => `${name}: ${f.fitted as string}`);
+    const seriesNotes = seriesEffects(entries);
     return {
       column,
       kind,
@@ -154,7 +190,7 @@ function summaryOutputs(runs: RunSummary[]): OutputSelection[] {
       error,
       baseline: { name: naive?.name ?? 'none', error: naive?.error ?? error },
       candidates,
-      ...(fittedNotes.length > 0 ? { notes: fittedNotes } : {}),
+      ...(fittedNotes.length + seriesNotes.length > 0 ? { notes: [...fittedNotes, ...seriesNotes] } : {}),
     };
   });
 }

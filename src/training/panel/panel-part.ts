@@ -86,6 +86,8 @@ export interface RunSummary {
   /** The winner's structure where it was chosen across the panel's series (selection.ts describeStructure). */
   across?: string;
   scored: { name: string; error: number | null; note?: string; description?: string }[];
+  /** The answered members that model known drivers, with their fitted effects (OutputRun.drivers). */
+  drivers?: OutputRun['drivers'];
 }
 
 /** One candidate of one output as a part scored it: what the choice across series and the series' refit read. */
@@ -298,6 +300,7 @@ function outcomeOf(index: number, knownRows: number, result: TrainingResult, run
         winner: run.winner.members.length > 1 ? 'combination' : (run.winner.members[0] as { family: ModelFamily }).family.name,
         winnerError: run.winner.error,
         ...(run.winner.across ? { across: run.winner.across.structure } : {}),
+        ...(run.drivers ? { drivers: run.drivers } : {}),
         // A model across the series that reads the drivers says what it fitted once for all of them (the fixed effects' common slopes).
         scored: run.scored.map((s) => ({ name: s.family.name, error: s.error, ...(s.note ? { note: s.note } : {}), ...(s.family.traits?.tried === 'panel' && s.family.traits.readsDrivers ? { description: s.description } : {}) })),
       })),

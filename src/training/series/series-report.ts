@@ -7,7 +7,7 @@ import { laggedName, unusedInputs, type FeatureSpaceState } from '../core/featur
 import type { CellReader } from '../core/encoder.js';
 import { isEmptyCell } from '../core/values.js';
 import type { WindowErrors } from '../selection/intervals.js';
-import type { FitRows, ModelFamily, SeriesInfo } from '../models/model.js';
+import type { DriverEffect, FitRows, ModelFamily, SeriesInfo } from '../models/model.js';
 import { bestNaive, type Scored, type Winner } from '../selection/selection.js';
 import { rowNames, type Analysis } from '../core/series.js';
 import type { OutputSelection, TrainingResult } from '../core/types.js';
@@ -23,6 +23,8 @@ export interface OutputRun {
   coverage?: { p80: number; p95: number; rows: number } | null;
   /** What the report says of how the winner was answered (evidence.ts, path-guard.ts), one sentence each. */
   notes?: string[];
+  /** The answered members that model known drivers, with each driver's fitted effect (a panel's report sums them up). */
+  drivers?: { family: string; effects: DriverEffect[] }[];
 }
 
 /**

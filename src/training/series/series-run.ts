@@ -309,7 +309,8 @@ function finalFit(prep: PreparedSeries, run: OutputRun, rows: PredictRows, fitFa
   const description = only === null ? winner.description : winner.across ? `${only} (chosen across ${winner.across.series} series)` : only;
   const drivers = driversNote(prep, run, members);
   const said = [...(run.notes ?? []), ...notes, ...weighed, ...(drivers ? [drivers] : [])];
-  return { run: { ...run, winner: { ...winner, description }, ...(said.length > 0 ? { notes: said } : {}) }, members };
+  const effects = members.flatMap((m) => (m.family.traits?.readsDrivers && m.fitted.effects ? [{ family: m.family.name, effects: m.fitted.effects() }] : []));
+  return { run: { ...run, winner: { ...winner, description }, ...(said.length > 0 ? { notes: said } : {}), ...(effects.length > 0 ? { drivers: effects } : {}) }, members };
 }
 
 /**
