@@ -16,6 +16,7 @@
  * Like the global model, a round sees each series only up to its cut (panel/panel-part.ts runs one round per
  * backtest window, then the final one), and what a series keeps is its forecast (global-forecast.ts).
  */
+import { mean } from '../stats/closed-forms.js';
 import { fitRidge } from './linear.js';
 
 /** A panel's known drivers, aligned with the global model's series: raw numbers per row, null where a cell is empty or not a number. */
@@ -42,9 +43,6 @@ export interface FixedEffectsRun {
   predictions: number[][];
   description: string;
 }
-
-/** Each driver enters as of its row and of the row a step before (a price's effect may take a step to show). */
-const LAGGED = true;
 
 /** Fewest series with every driver known that make a common slope worth fitting. */
 const MIN_SERIES = 2;
@@ -92,8 +90,8 @@ function commonSlopes(groups: { x: number[][]; y: number[] }[], width: number): 
   const y: number[] = [];
   for (const g of groups) {
     if (g.y.length < 2) continue;
-    const my = g.y.reduce((a, b) => a + b, 0) / g.y.length;
-    const mx = Array.from({ length: width }, (_, j) => g.x.reduce((a, r) => a + (r[j] as number), 0) / g.x.length);
+    const my = mean(g.y);
+    const mx = columnMeans(g.x, width);
     g.x.forEach((r, i) => {
       x.push(r.map((v, j) => v - (mx[j] as number)));
       y.push((g.y[i] as number) - my);
@@ -105,10 +103,11 @@ function commonSlopes(groups: { x: number[][]; y: number[] }[], width: number): 
 }
 
 const dot = (a: number[], b: number[]) => a.reduce((s, v, j) => s + v * (b[j] as number), 0);
+const columnMeans = (rows: number[][], width: number) => Array.from({ length: width }, (_, j) => mean(rows.map((r) => r[j] as number)));
 
 /**
- * A series' design in a round at any time: the drivers of that time's row and of the row a step before (a known row,
- * or in the final round a row to forecast), null where either is missing.
+ * A series' design in a round at any time: the drivers of that time's row and of the row a step before (a price's
+ * effect may take a step to show; a known row, or in the final round a row to forecast), null where either is missing.
  */
 function designOf(p: Prepared, s: RoundSeries, d: { known: (number | null)[][]; future: (number | null)[][] }, predict: number[], final: boolean): (time: number) => number[] | null {
   const known = new Map(s.time.map((t, i) => [t, i]));
@@ -122,14 +121,14 @@ function designOf(p: Prepared, s: RoundSeries, d: { known: (number | null)[][]; 
   };
   return (time) => {
     const now = driversAt(time);
-    if (!now || !LAGGED) return now;
+    if (!now) return null;
     const before = driversAt(time - 1);
     return before ? [...now, ...before] : null;
   };
 }
 
 function describe(p: Prepared, drivers: PanelDrivers, form: string, slopes: number[], seriesCount: number): string {
-  const named = [...p.columns.map((c, j) => ({ c, j, lag: '' })), ...(LAGGED ? p.columns.map((c, j) => ({ c, j, lag: ' a step earlier' })) : [])];
+  const named = [...p.columns.map((c, j) => ({ c, j, lag: '' })), ...p.columns.map((c, j) => ({ c, j, lag: ' a step earlier' }))];
   const effects = named.map(({ c, j, lag }, k) => {
     const name = `${drivers.columns[c] as string}${lag}`;
     const b = slopes[k] as number;
@@ -148,7 +147,7 @@ function describe(p: Prepared, drivers: PanelDrivers, form: string, slopes: numb
 export function runFixedEffectsRound(series: RoundSeries[], drivers: PanelDrivers, round: RoundCut, final: boolean): FixedEffectsRun[] | null {
   const p = prepare(series, drivers);
   if (!p) return null;
-  const width = p.columns.length * (LAGGED ? 2 : 1);
+  const width = 2 * p.columns.length;
   const levelGroups: { x: number[][]; y: number[] }[] = [];
   const diffGroups: { x: number[][]; y: number[] }[] = [];
   const members: { s: number; design: (time: number) => number[] | null; last: { time: number; x: number[]; y: number } }[] = [];
@@ -186,13 +185,12 @@ export function runFixedEffectsRound(series: RoundSeries[], drivers: PanelDriver
   const levels = empty();
   const diffs = empty();
   const back = (v: number) => (p.logValue ? Math.exp(v) : v);
-  const meanOf = (rows: number[][]) => Array.from({ length: width }, (_, j) => rows.reduce((a, r) => a + (r[j] as number), 0) / rows.length);
   members.forEach(({ s, design, last }, m) => {
     const lg = levelGroups[m] as { x: number[][]; y: number[] };
     const dg = diffGroups[m] as { x: number[][]; y: number[] };
-    const meanY = lg.y.reduce((a, b) => a + b, 0) / lg.y.length;
-    const meanX = meanOf(lg.x);
-    const drift = diffSlopes && dg.y.length > 0 ? dg.y.reduce((a, b) => a + b, 0) / dg.y.length - dot(diffSlopes, meanOf(dg.x)) : null;
+    const meanY = mean(lg.y);
+    const meanX = columnMeans(lg.x, width);
+    const drift = diffSlopes && dg.y.length > 0 ? mean(dg.y) - dot(diffSlopes, columnMeans(dg.x, width)) : null;
     (round.predict[s] ?? []).forEach((time, k) => {
       const x = design(time);
       if (!x) return;

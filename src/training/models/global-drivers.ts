@@ -3,6 +3,7 @@
  * axis, scaled by that series' own spread of it, so that a price of 2 dollars in one store and 20 in another say the
  * same to the trees.
  */
+import { mean as meanOf } from '../stats/closed-forms.js';
 import type { PanelDrivers } from './fixed-effects.js';
 
 /**
@@ -45,7 +46,7 @@ export function layDrivers(
     const changes: number[] = [];
     for (let p = 1; p < d.length; p++) if (!Number.isNaN(raw[p]) && !Number.isNaN(raw[p - 1])) changes.push((raw[p] as number) - (raw[p - 1] as number));
     const spread = (xs: number[], mean: number) => Math.sqrt(xs.reduce((a, v) => a + (v - mean) ** 2, 0) / Math.max(1, xs.length)) || 1;
-    const mean = known.length > 0 ? known.reduce((a, b) => a + b, 0) / known.length : 0;
+    const mean = known.length > 0 ? meanOf(known) : 0;
     const sd = spread(known, mean);
     const changeSd = spread(changes, 0);
     const level = new Float64Array(size);

@@ -3,7 +3,7 @@
  * in upload order, with the panel's stored model and its report across series.
  */
 import { shownEffect } from '../models/drivers.js';
-import { NAIVE_NAMES } from '../models/naive.js';
+import { medianOf, NAIVE_NAMES } from '../models/naive.js';
 import type { PanelPlan, RunSummary, SeriesOutcome } from './panel-part.js';
 import type { PanelSeriesState, PanelState } from './panel-predict.js';
 import { MIN_KNOWN_ROWS } from '../core/series.js';
@@ -128,10 +128,8 @@ function seriesEffects(entries: RunSummary[]): string[] {
   }
   return [...byFamily].map(([name, family]) => {
     const drivers = [...family.drivers].map(([driver, values]) => {
-      const sorted = [...values].sort((a, b) => a - b);
-      const median = sorted.length % 2 === 1 ? (sorted[(sorted.length - 1) / 2] as number) : ((sorted[sorted.length / 2 - 1] as number) + (sorted[sorted.length / 2] as number)) / 2;
-      const range = sorted.length > 1 ? ` (${shownEffect(sorted[0] as number)} to ${shownEffect(sorted[sorted.length - 1] as number)})` : '';
-      return `${driver} ${sorted.length > 1 ? 'median ' : ''}${shownEffect(median)} per unit${range}`;
+      const range = values.length > 1 ? ` (${shownEffect(Math.min(...values))} to ${shownEffect(Math.max(...values))})` : '';
+      return `${driver} ${values.length > 1 ? 'median ' : ''}${shownEffect(medianOf(values))} per unit${range}`;
     });
     const listed = drivers.slice(0, SUMMED_DRIVERS).join(', ') + (drivers.length > SUMMED_DRIVERS ? ` and ${drivers.length - SUMMED_DRIVERS} more drivers` : '');
     return `${name} in the answer of ${family.series} series: ${listed}`;

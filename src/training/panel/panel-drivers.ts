@@ -69,10 +69,13 @@ export function panelDrivers(sketches: SeriesDrivers[]): PanelDrivers | undefine
   for (const s of sketches) s.columns.forEach((c, k) => sources.set(c, sources.get(c) === true || s.categorical[k] === true));
   if (sources.size === 0) return undefined;
   const columns: string[] = [];
+  /** The input each column reads (a categorical input gives a column per category). */
+  const sourceOf: string[] = [];
   const readers: ((row: (number | string | null)[], at: number) => number | null)[] = [];
   for (const [source, categorical] of sources) {
     if (!categorical) {
       columns.push(source);
+      sourceOf.push(source);
       readers.push((row, at) => (at < 0 ? null : typeof row[at] === 'number' ? (row[at]) : null));
       continue;
     }
@@ -85,14 +88,14 @@ export function panelDrivers(sketches: SeriesDrivers[]): PanelDrivers | undefine
     for (const category of ranked.slice(1, MAX_DRIVER_CATEGORIES + 1)) {
       // Named with its reference, so an effect reads as the difference a category makes ("weather=snow against rain").
       columns.push(`${source}=${category} against ${ranked[0] as string}`);
+      sourceOf.push(source);
       readers.push((row, at) => (at < 0 || row[at] === null || row[at] === undefined ? null : row[at] === category ? 1 : 0));
     }
   }
-  const sourceOf = (column: string) => [...sources.keys()].find((source) => column === source || (sources.get(source) === true && column.startsWith(`${source}=`))) as string;
   const drivers: PanelDrivers = {
     columns,
     series: sketches.map((s) => {
-      const at = columns.map((c) => s.columns.indexOf(sourceOf(c)));
+      const at = sourceOf.map((source) => s.columns.indexOf(source));
       const pick = (row: (number | string | null)[]) => readers.map((read, j) => read(row, at[j] as number));
       return { known: s.known.map(pick), future: s.future.map(pick) };
     }),

@@ -192,11 +192,12 @@ export function targetOf(prep: PreparedSeries, col: ColumnSpec): number[] | stri
 
 function fitContext(prep: PreparedSeries, meter: WorkMeter) {
   const { info } = prep.placement;
+  const scales = featureScales(prep.space);
   return (column: string, family: ModelFamily, fitRows: number, final = false) => ({
     seed: fitSeed(prep.params.seed, column, family.name, fitRows, final),
     params: prep.familyParams,
     featureNames: prep.names,
-    featureScales: featureScales(prep.space),
+    featureScales: scales,
     final,
     progress: meter.claim(family.cost(info, fitRows, final)),
   });
